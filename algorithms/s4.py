@@ -1,0 +1,121 @@
+"""The S4 convolution filter (spec: "S4 state-space recurrence and convolution procedure").
+
+With M the least power of two >= L, ``a = 2/step`` and roots ``z_k = w^k``, the kernel
+is the first L entries of the inverse DFT of
+
+* ``H(-1) = (step/2) C~* B``;
+* for ``z != -1``: ``W(z) = I_r + ((1+z)/2) S_QP(z)`` and
+  ``H(z) = S_CB(z) - ((1+z)/2) S_CP(z) W(z)^-1 S_QB(z)``,
+
+where ``S_uv(z) = (step/2) sum_{lambda_j = -a} conj(u_j) v_j
+- 2 sum_{lambda_j != -a} conj(u_j) v_j / ((a + lambda_j)(z - mu_j))``,
+``mu_j = (a - lambda_j)/(a + lambda_j)``: (r+1)^2 Cauchy sums on the root grid.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .cauchy import cauchy_direct, cauchy_on_roots
+from .dft import idft, next_power_of_two
+from .dplr import DPLR, _check_length, c_tilde as form_c_tilde, in_field, read_step
+from .linalg import cdot, dot, lu, lu_solve
+from .result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
+                     undecided, zero_partition)
+
+CAUCHY_ROUTES = {"tree": cauchy_on_roots, "direct": cauchy_direct}
+
+
+def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
+                  cauchy: str = "tree") -> Result:
+    """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
+
+    ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
+    formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
+    Cauchy route: ``"tree"`` (product tree, the spec's) or ``"direct"``.
+
+    >>> from arith import ExactField
+    >>> F = ExactField(4)
+    >>> m = DPLR([-1], [0], B=[1], C=[1])
+    >>> r = filter_kernel(F, m, 1, 3)
+    >>> [F.to_complex(k) for k in r.value]   # Abar = 1/3, Bbar = 2/3
+    [(0.6666666666666666+0j), (0.2222222222222222+0j), (0.07407407407407407+0j)]
+    """
+    _check_length(L)
+    if cauchy not in CAUCHY_ROUTES:
+        raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
+    sum_on_roots = CAUCHY_ROUTES[cauchy]
+    M = next_power_of_two(L)
+    delta = read_step(F, step)
+    m = in_field(F, model)
+    if c_tilde is None:
+        ct = form_c_tilde(F, model, step, M)
+        if not ct.ok:
+            return ct
+        Ct = ct.value
+    else:
+        Ct = [F.from_number(x) for x in c_tilde]
+        if len(Ct) != model.N:
+            raise ValueError(f"c_tilde: expected {model.N} entries, got {len(Ct)}")
+    r = model.r
+    a = F.div(F.const(2), delta)
+    half_delta = F.div(delta, F.const(2))
+
+    # the partition lambda_j = -a, exactly (or undecided)
+    shifted = [F.add(a, l) for l in m.lam]
+    exceptional, regular, unknown = zero_partition(F, shifted)
+    if unknown:
+        return undecided("whether some lambda_j = -2/step")
+    poles = [F.div(F.sub(a, m.lam[j]), shifted[j]) for j in regular]
+    gains = [F.div(F.const(-2), shifted[j]) for j in regular]
+
+    def S(u: list, v: list) -> Result:
+        """S_uv on the grid: the Cauchy sum plus its exceptional constant."""
+        cu = [F.conj(x) for x in u]
+        weights = [F.mul(g, F.mul(cu[j], v[j])) for g, j in zip(gains, regular)]
+        res = sum_on_roots(F, poles, weights, M)
+        if res.status == COLLISION:
+            return Result(RESONANT_DIAGONAL, info=res.info)
+        if not res.ok or not exceptional:
+            return res
+        const = F.mul(half_delta, dot(F, [cu[j] for j in exceptional], [v[j] for j in exceptional]))
+        return Result(OK, [F.add(y, const) for y in res.value])
+
+    Pc = [[row[i] for row in m.P] for i in range(r)]
+    Qc = [[row[i] for row in m.Q] for i in range(r)]
+    sums = {("C", "B"): S(Ct, m.B)}
+    for i in range(r):
+        sums[("C", i)] = S(Ct, Pc[i])
+        sums[(i, "B")] = S(Qc[i], m.B)
+        for k in range(r):
+            sums[(i, k)] = S(Qc[i], Pc[k])
+    for res in sums.values():
+        if not res.ok:
+            return res
+    vals = {key: res.value for key, res in sums.items()}
+    del sums
+
+    H = [None] * M
+    minus_one = M // 2 if M >= 2 else None
+    two = F.const(2)
+    for k in range(M):
+        if k == minus_one:
+            H[k] = F.mul(half_delta, cdot(F, Ct, m.B))
+            continue
+        beta = F.div(F.add(F.one(), F.root_of_unity(M, k)), two)
+        W = [[F.add(F.one() if i == j else F.zero(), F.mul(beta, vals[(i, j)][k])) for j in range(r)]
+             for i in range(r)]
+        f = lu(F, W)
+        if not f.ok:
+            if f.status == SINGULAR:
+                return Result(RESONANT_CORRECTION, info={"root": k})
+            return f
+        X = lu_solve(F, f.value, [vals[(i, "B")][k] for i in range(r)])
+        corr = dot(F, [vals[("C", i)][k] for i in range(r)], X)
+        H[k] = F.sub(vals[("C", "B")][k], F.mul(beta, corr))
+    del vals
+    return Result(OK, idft(F, H)[:L], {"M": M, "exceptional": exceptional})
+
+
+def convolve(F, K: list, u: list) -> list:
+    """The causal convolution y_t = sum_{j <= t} K_j u_{t-j}, directly."""
+    return [dot(F, K[: t + 1], u[t::-1]) for t in range(len(u))]

@@ -1,0 +1,125 @@
+"""Ball arithmetic: python-flint ``acb`` at a fixed working precision."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable
+
+from flint import acb, acb_poly, arb, ctx, fmpq
+
+from .base import Field, check_power_of_two
+from .convert import exact_parts
+from .truth import Truth
+
+
+def _arb_exact(x: Fraction) -> arb:
+    return arb(fmpq(x.numerator, x.denominator))
+
+
+class BallField(Field):
+    """Complex balls (midpoint, radius) at ``prec`` bits.
+
+    Every result encloses the exact result of the same operation on any points of
+    the operand balls.  flint keeps one process-wide precision; the field sets it
+    for each of its own operations and restores it afterwards, so nothing leaks out.
+    Zero tests are three-valued: ``TRUE`` only for an exact zero, ``FALSE`` when the
+    ball excludes zero, otherwise ``UNKNOWN``.
+
+    >>> F = BallField(100)
+    >>> x = F.div(F.one(), F.from_number(3))
+    >>> F.is_zero(F.sub(F.mul(x, F.from_number(3)), F.one()))
+    <Truth.UNKNOWN: 'unknown'>
+    """
+
+    def __init__(self, prec: int = 128):
+        if not isinstance(prec, int) or prec < 2:
+            raise ValueError(f"precision must be an integer >= 2 bits, got {prec!r}")
+        self.prec = prec
+        self.name = f"ball({prec} bits)"
+
+    def __repr__(self) -> str:
+        return f"BallField({self.prec})"
+
+    # every operation runs at self.prec and restores the global precision
+    def _at(self, f: Callable, *args):
+        old = ctx.prec
+        ctx.prec = self.prec
+        try:
+            return f(*args)
+        finally:
+            ctx.prec = old
+
+    def from_number(self, x: Any) -> acb:
+        if isinstance(x, acb):
+            return x
+        if isinstance(x, arb):
+            return acb(x)
+        re, im = exact_parts(x)
+        return self._at(lambda: acb(_arb_exact(re), _arb_exact(im)))
+
+    def root_of_unity(self, M: int, k: int) -> acb:
+        check_power_of_two(M)
+        k %= M
+        if (4 * k) % M == 0:  # 1, -i, -1, i exactly
+            return [acb(1), acb(0, -1), acb(-1), acb(0, 1)][(4 * k) // M]
+        return self._at(lambda: acb.exp_pi_i(acb(fmpq(-2 * k, M))))
+
+    def add(self, a, b):
+        return self._at(acb.__add__, a, b)
+
+    def sub(self, a, b):
+        return self._at(acb.__sub__, a, b)
+
+    def neg(self, a):
+        return -a
+
+    def mul(self, a, b):
+        return self._at(acb.__mul__, a, b)
+
+    def div(self, a, b):
+        return self._at(acb.__truediv__, a, b)
+
+    def conj(self, a):
+        return a.conjugate()
+
+    def is_zero(self, a) -> Truth:
+        if a.is_zero():
+            return Truth.TRUE
+        if a.is_finite() and not a.contains(0):
+            return Truth.FALSE
+        return Truth.UNKNOWN
+
+    def to_complex(self, a) -> complex:
+        return complex(a.mid())
+
+    def midpoint(self, a) -> complex:
+        """The midpoint rounded to complex128 (not an enclosure by itself)."""
+        return complex(a.mid())
+
+    def radius(self, a) -> float:
+        """An upper bound, as a float, on |x - mid| for every x in the ball."""
+        if not a.is_finite():
+            return math.inf
+        with ctx.workprec(64):
+            return float_upper(arb(a.real.rad()) + arb(a.imag.rad()))
+
+    def primitive(self, name: str):
+        if name == "dft":
+            return lambda a, inverse=False: self._at(lambda: list(acb.dft(list(a), inverse=inverse)))
+        if name == "polymul":
+            return lambda p, q: self._at(lambda: _poly_coeffs(acb_poly(list(p)) * acb_poly(list(q)), len(p) + len(q) - 1))
+        return None
+
+
+def float_upper(x: arb) -> float:
+    """The least float that is certainly >= every point of the real ball x."""
+    u = x.upper()
+    f = float(u)
+    while not (arb(f) >= u):
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _poly_coeffs(p: acb_poly, n: int) -> list:
+    c = p.coeffs()
+    return c + [acb(0)] * (n - len(c))

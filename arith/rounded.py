@@ -1,0 +1,138 @@
+"""Fixed-point arithmetic with a proved absolute error of at most u = 2^-k per step.
+
+This is the arithmetic model of the rational-circuit certificate: every supplied
+constant and every operation has absolute error at most u.
+
+How the bound holds.  An element is a pair of integers (X, Y) standing for
+(X + iY)·2^-k.  Addition, subtraction, negation and conjugation of such pairs are
+exact.  A product or quotient is formed exactly as a rational number and each
+part is rounded to the nearest multiple of 2^-k, an error of at most 2^-(k+1) in
+each part, so at most 2^-(k+1)·sqrt(2) < 2^-k = u in modulus.  Inputs and rational
+constants are rounded the same way.  Roots of unity are taken from a ball enclosure
+at k + 20 bits whose radius is checked to be below 2^-(k+16) before rounding, so
+their error is below 2^-(k+1)·sqrt(2) + 2^-(k+15) < u.  No step depends on the size
+of the numbers: the bound holds at every magnitude, and magnitudes only set the
+length of the integers (k + log2 of the largest modulus bits), hence the cost.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from math import gcd as _gcd
+from typing import Any
+
+from flint import acb, arb, ctx, fmpq, fmpz
+
+from .base import Field, check_power_of_two
+from .convert import exact_parts
+from .truth import Truth
+
+
+def _round_div(n: fmpz, d: fmpz) -> fmpz:
+    """Nearest integer to n/d for d > 0 (ties upward)."""
+    return (2 * n + d) // (2 * d)
+
+
+class Fixed:
+    """An element of a RoundedField: ``(x + i*y) * 2^-k`` with flint integers x, y."""
+
+    __slots__ = ("x", "y")
+
+    def __init__(self, x: fmpz, y: fmpz):
+        self.x = x
+        self.y = y
+
+    def __repr__(self) -> str:
+        return f"Fixed({self.x}, {self.y})"
+
+
+class RoundedField(Field):
+    """Elements are :class:`Fixed` pairs of flint ``fmpz`` meaning ``(X + iY)·2^-k``.
+
+    >>> F = RoundedField(60)
+    >>> third = F.div(F.one(), F.from_number(3))
+    >>> abs(F.to_fractions(third)[0] - Fraction(1, 3)) <= F.u
+    True
+    """
+
+    def __init__(self, k: int):
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"k (u = 2^-k) must be an integer >= 1, got {k!r}")
+        self.k = k
+        self.u = Fraction(1, 2**k)
+        self.name = f"rounded(u=2^-{k})"
+        self._scale = fmpz(2) ** k
+        self._roots: dict[tuple[int, int], Fixed] = {}  # supplied constants, computed once
+
+    def __repr__(self) -> str:
+        return f"RoundedField({self.k})"
+
+    def _from_fraction(self, x: Fraction) -> fmpz:
+        return _round_div(fmpz(x.numerator) * self._scale, fmpz(x.denominator))
+
+    def from_number(self, x: Any):
+        if isinstance(x, Fixed):
+            return x
+        re, im = exact_parts(x)
+        return Fixed(self._from_fraction(re), self._from_fraction(im))
+
+    def root_of_unity(self, M: int, k: int):
+        check_power_of_two(M)
+        k %= M
+        key = (M // _gcd(M, k), k // _gcd(M, k))
+        if key not in self._roots:
+            self._roots[key] = self._compute_root(*key)
+        return self._roots[key]
+
+    def _compute_root(self, M: int, k: int) -> Fixed:
+        if (4 * k) % M == 0:
+            q = (4 * k) // M
+            s, z = self._scale, fmpz(0)
+            return [Fixed(s, z), Fixed(z, -s), Fixed(-s, z), Fixed(z, s)][q]
+        prec = self.k + 20
+        with ctx.workprec(prec):
+            z = acb.exp_pi_i(acb(fmpq(-2 * k, M)))
+            limit = arb(2) ** (-(self.k + 16))
+            if not (z.real.rad() < limit and z.imag.rad() < limit):
+                raise ArithmeticError("root of unity not enclosed tightly enough")  # never at k+20 bits
+            parts = []
+            for part in (z.real, z.imag):
+                man, exp = part.mid().man_exp()
+                parts.append(Fraction(int(man)) * Fraction(2) ** int(exp))
+        return Fixed(self._from_fraction(parts[0]), self._from_fraction(parts[1]))
+
+    def add(self, a, b):
+        return Fixed(a.x + b.x, a.y + b.y)
+
+    def sub(self, a, b):
+        return Fixed(a.x - b.x, a.y - b.y)
+
+    def neg(self, a):
+        return Fixed(-a.x, -a.y)
+
+    def conj(self, a):
+        return Fixed(a.x, -a.y)
+
+    def mul(self, a, b):
+        # (X+iY)(U+iV)·2^-2k, rounded to the 2^-k grid
+        re = a.x * b.x - a.y * b.y
+        im = a.x * b.y + a.y * b.x
+        return Fixed(_round_div(re, self._scale), _round_div(im, self._scale))
+
+    def div(self, a, b):
+        den = b.x * b.x + b.y * b.y
+        if den == 0:
+            raise ZeroDivisionError("division by an exact zero")
+        re = (a.x * b.x + a.y * b.y) * self._scale
+        im = (a.y * b.x - a.x * b.y) * self._scale
+        return Fixed(_round_div(re, den), _round_div(im, den))
+
+    def is_zero(self, a) -> Truth:
+        return Truth.TRUE if a.x == 0 and a.y == 0 else Truth.FALSE
+
+    def to_fractions(self, a) -> tuple[Fraction, Fraction]:
+        """The exact value of an element."""
+        return Fraction(int(a.x), 2**self.k), Fraction(int(a.y), 2**self.k)
+
+    def to_complex(self, a) -> complex:
+        d = 2**self.k
+        return complex(int(a.x) / d, int(a.y) / d)

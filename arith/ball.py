@@ -70,8 +70,9 @@ class BallField(Field):
     def sub(self, a, b):
         return self._at(acb.__sub__, a, b)
 
+    # negation and conjugation round to the global precision in flint: wrap them too
     def neg(self, a):
-        return -a
+        return self._at(acb.__neg__, a)
 
     def mul(self, a, b):
         return self._at(acb.__mul__, a, b)
@@ -80,7 +81,7 @@ class BallField(Field):
         return self._at(acb.__truediv__, a, b)
 
     def conj(self, a):
-        return a.conjugate()
+        return self._at(acb.conjugate, a)
 
     def is_zero(self, a) -> Truth:
         if a.is_zero():

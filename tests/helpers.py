@@ -34,3 +34,53 @@ def fractions(max_num: int = 20, max_den: int = 8):
 def gaussian(max_num: int = 20, max_den: int = 8):
     """Gaussian rationals as (re, im) pairs of Fractions."""
     return st.tuples(fractions(max_num, max_den), fractions(max_num, max_den))
+
+
+class Q2:
+    """An exact Gaussian rational, for checking fields against exact arithmetic."""
+
+    __slots__ = ("re", "im")
+
+    def __init__(self, re, im=0):
+        self.re, self.im = Fraction(re), Fraction(im)
+
+    def __add__(self, o):
+        return Q2(self.re + o.re, self.im + o.im)
+
+    def __sub__(self, o):
+        return Q2(self.re - o.re, self.im - o.im)
+
+    def __neg__(self):
+        return Q2(-self.re, -self.im)
+
+    def __mul__(self, o):
+        return Q2(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+
+    def __truediv__(self, o):
+        d = o.re * o.re + o.im * o.im
+        return Q2((self.re * o.re + self.im * o.im) / d, (self.im * o.re - self.re * o.im) / d)
+
+    def conj(self):
+        return Q2(self.re, -self.im)
+
+    def abs2(self) -> Fraction:
+        return self.re * self.re + self.im * self.im
+
+    def __repr__(self):
+        return f"Q2({self.re}, {self.im})"
+
+
+def random_dplr(draw, N: int, r: int, step: Fraction, exceptional: bool):
+    """A DPLR model with Gaussian-rational entries; with ``exceptional`` some
+    lambda_j = -2/step exactly."""
+    from algorithms.dplr import DPLR
+    g = gaussian(12, 6)
+    lam = [draw(g) for _ in range(N)]
+    if exceptional:
+        for j in draw(st.sets(st.integers(0, N - 1), min_size=1)):
+            lam[j] = (-2 / step, Fraction(0))
+    P = [[draw(g) for _ in range(r)] for _ in range(N)]
+    Q = [[draw(g) for _ in range(r)] for _ in range(N)]
+    B = [draw(g) for _ in range(N)]
+    C = [draw(g) for _ in range(N)]
+    return DPLR(lam, P, B, C, Q=Q)

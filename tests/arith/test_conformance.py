@@ -1,0 +1,284 @@
+"""One conformance suite, run against every field.
+
+Every field is checked against exact arithmetic on the same inputs:
+exact fields (and counting/tracing over them) agree exactly; ball fields contain the
+exact result; the rounded field is within u of the exact result of each operation on
+the values it holds; float64 is within the standard-model bound of each operation.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx, fmpq, fmpq_poly, fmpz
+from hypothesis import given, strategies as st
+
+from arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth
+from tests.helpers import Q2, encloses, exact_equal, gaussian
+
+REF = ExactField(32)
+U64 = Fraction(1, 2**53)
+# Float64 per-operation bounds, relative to the modulus of the exact result on the
+# operands as held: add/sub round each part once (<= u|z|); the textbook complex
+# product is within sqrt(5)u (Brent, Percival and Zimmermann 2007) <= 2.25u;
+# CPython divides by Smith's method: to first order the numerator parts carry 3u
+# relative to (|a| + |b||r|), giving 3*sqrt(2)u, plus 3u in the denominator and u in
+# the final division, 8.25u in all; 10u leaves room for the second-order terms.
+FLOAT_BOUND = {"input": 1, "add": 1, "sub": 1, "neg": 0, "conj": 0, "mul": Fraction(9, 4), "div": 10}
+
+FIELDS = {
+    "exact16": lambda: ExactField(16),
+    "exact4": lambda: ExactField(4),
+    "counting-exact": lambda: Counting(ExactField(16)),
+    "tracing-exact": lambda: Tracing(ExactField(16)),
+    "ball": lambda: BallField(97),
+    "counting-ball": lambda: Counting(BallField(64)),
+    "rounded": lambda: RoundedField(70),
+    "float64": lambda: Float64Field(),
+}
+
+
+def unwrap(F, x):
+    while isinstance(F, (Counting, Tracing)):
+        x, F = x.v, F.base
+    return F, x
+
+
+def as_q2(F, x) -> Q2:
+    """The exact value a rounded or float64 element holds."""
+    if isinstance(F, RoundedField):
+        return Q2(*F.to_fractions(x))
+    return Q2(Fraction(x.real), Fraction(x.imag))
+
+
+def ref_of(q: Q2):
+    return REF.from_number((q.re, q.im))
+
+
+def agrees(F, x, exact_ref, op: str | None = None, operands: list | None = None) -> bool:
+    """Whether element x of F is acceptable for the exact value ``exact_ref`` (in REF).
+
+    For rounded and float64 fields ``operands`` (the Q2 values held) and ``op`` give the
+    exact result to compare with; ``exact_ref`` is then unused."""
+    F, x = unwrap(F, x)
+    if isinstance(F, ExactField):
+        return exact_equal(REF, _lift(F, x), exact_ref)
+    if isinstance(F, BallField):
+        return encloses(x, REF, exact_ref)
+    exact = _apply(op, operands)
+    err2 = (as_q2(F, x) - exact).abs2()
+    if isinstance(F, RoundedField):
+        return err2 <= F.u * F.u
+    bound = FLOAT_BOUND[op] * U64
+    return err2 <= bound * bound * exact.abs2()
+
+
+def _lift(F: ExactField, x):
+    """x in Q(zeta_n) as an element of REF = Q(zeta_32): zeta_n = zeta_32^(32/n)."""
+    step = REF.order // F.order
+    coeffs = [0] * (REF.h)
+    for e, c in enumerate(x.coeffs()):
+        coeffs[e * step] = c
+    return REF.from_number(fmpq_poly(coeffs))
+
+
+def _apply(op, xs):
+    if op in ("add", "sub", "mul"):
+        return {"add": xs[0] + xs[1], "sub": xs[0] - xs[1], "mul": xs[0] * xs[1]}[op]
+    if op == "div":
+        return xs[0] / xs[1]
+    if op == "neg":
+        return -xs[0]
+    if op == "conj":
+        return xs[0].conj()
+    return xs[0]  # "input": the conversion itself
+
+
+def held(F, x) -> Q2:
+    G, y = unwrap(F, x)
+    return as_q2(G, y)
+
+
+fields = pytest.mark.parametrize("name", sorted(FIELDS))
+
+
+OPS = ["add", "sub", "mul", "div", "neg", "conj"]
+
+
+@fields
+@pytest.mark.parametrize("op", OPS)
+@given(a=gaussian(), b=gaussian())
+def test_each_operation_against_exact(name, op, a, b):
+    F = field = FIELDS[name]()
+    if op == "div" and a[0] == 0 and a[1] == 0 and b[0] == 0 and b[1] == 0:
+        return
+    x, y = F.from_number(a), F.from_number(b)
+    if op == "div" and F.is_zero(y) is not Truth.FALSE:
+        return
+    ex, ey = REF.from_number(a), REF.from_number(b)
+    got = getattr(F, op)(x, y) if op in ("add", "sub", "mul", "div") else getattr(F, op)(x)
+    want = getattr(REF, op)(ex, ey) if op in ("add", "sub", "mul", "div") else getattr(REF, op)(ex)
+    G, _ = unwrap(F, x)
+    operands = [held(F, x), held(F, y)] if isinstance(G, (RoundedField, Float64Field)) else None
+    assert agrees(F, got, want, op, operands)
+
+
+@fields
+@given(a=gaussian(), b=gaussian(), c=gaussian())
+def test_ring_axioms(name, a, b, c):
+    """Both sides of each axiom agree with the exact value (exactly, or by containment)."""
+    F = FIELDS[name]()
+    G, _ = unwrap(F, F.one())
+    if isinstance(G, (RoundedField, Float64Field)):
+        return  # rounding fields are checked operation by operation above
+    x, y, z = (F.from_number(v) for v in (a, b, c))
+    ex, ey, ez = (REF.from_number(v) for v in (a, b, c))
+    E = REF
+    cases = [
+        (F.add(x, y), F.add(y, x), E.add(ex, ey)),
+        (F.mul(x, y), F.mul(y, x), E.mul(ex, ey)),
+        (F.add(F.add(x, y), z), F.add(x, F.add(y, z)), E.add(E.add(ex, ey), ez)),
+        (F.mul(F.mul(x, y), z), F.mul(x, F.mul(y, z)), E.mul(E.mul(ex, ey), ez)),
+        (F.mul(x, F.add(y, z)), F.add(F.mul(x, y), F.mul(x, z)), E.mul(ex, E.add(ey, ez))),
+        (F.add(x, F.zero()), F.mul(x, F.one()), ex),
+        (F.add(x, F.neg(x)), F.sub(x, x), E.zero()),
+        (F.conj(F.mul(x, y)), F.mul(F.conj(x), F.conj(y)), E.conj(E.mul(ex, ey))),
+        (F.conj(F.conj(x)), x, ex),
+    ]
+    for lhs, rhs, want in cases:
+        assert agrees(F, lhs, want) and agrees(F, rhs, want)
+    if F.is_zero(y) is Truth.FALSE:
+        assert agrees(F, F.mul(F.div(x, y), y), ex)
+
+
+@fields
+@given(a=gaussian())
+def test_zero_tests(name, a):
+    F = field = FIELDS[name]()
+    x = F.from_number(a)
+    t = F.is_zero(x)
+    if a[0] == 0 and a[1] == 0:
+        assert t is Truth.TRUE
+    else:
+        assert t is Truth.FALSE or (t is Truth.UNKNOWN and not field.exact)
+    assert F.is_zero(F.sub(x, x)) in (Truth.TRUE, Truth.UNKNOWN)
+    if field.exact:
+        assert F.is_zero(F.sub(x, x)) is Truth.TRUE
+    with pytest.raises(TypeError):
+        bool(t)
+
+
+@fields
+@pytest.mark.parametrize("M", [1, 2, 4, 8, 16, 32])
+def test_roots_of_unity(name, M):
+    F = FIELDS[name]()
+    G, _ = unwrap(F, F.one())
+    if isinstance(G, ExactField) and G.order % M:
+        with pytest.raises(ValueError):
+            F.root_of_unity(M, 1)
+        return
+    for k in range(-M, 2 * M):
+        w = F.root_of_unity(M, k)
+        want = REF.root_of_unity(M, k)
+        G, v = unwrap(F, w)
+        if isinstance(G, ExactField):
+            assert exact_equal(REF, _lift(G, v), want)
+        elif isinstance(G, BallField):
+            assert encloses(v, REF, want)
+        else:
+            # rounded: u; float64: the angle 2*pi*k/M carries <= 2u|angle| <= 4*pi*u and
+            # libm's exp within one ulp per part adds ~2u: 16u is a safe bound
+            bound = G.u if isinstance(G, RoundedField) else 16 * U64
+            with ctx.workprec(400):
+                got = acb(arb(fmpq(*_nd(held(F, w).re))), arb(fmpq(*_nd(held(F, w).im))))
+                assert abs(got - REF.to_acb(want, 400)) < arb(fmpq(*_nd(bound)))
+        if (4 * k) % M == 0:  # quarter points are exact in every field
+            assert held_exact(F, w, want)
+
+
+def _nd(q: Fraction):
+    return q.numerator, q.denominator
+
+
+def held_exact(F, w, want) -> bool:
+    G, v = unwrap(F, w)
+    if isinstance(G, ExactField):
+        return exact_equal(REF, _lift(G, v), want)
+    if isinstance(G, BallField):
+        return v.is_exact() and encloses(v, REF, want)
+    re, im = REF.to_fractions(want)
+    h = held(F, w)
+    return h.re == re and h.im == im
+
+
+INPUTS = [
+    (3, Q2(3)), (-7, Q2(-7)), (0.5, Q2(Fraction(1, 2))), (0.1, Q2(Fraction(0.1))),
+    (1.5 - 2.25j, Q2(Fraction(3, 2), Fraction(-9, 4))), (Fraction(1, 3), Q2(Fraction(1, 3))),
+    (fmpq(2, 7), Q2(Fraction(2, 7))), (fmpz(5), Q2(5)), ((Fraction(1, 3), 2), Q2(Fraction(1, 3), 2)),
+    (np.float32(0.1), Q2(Fraction(float(np.float32(0.1))))), (np.int64(4), Q2(4)),
+    (np.complex128(2 + 1j), Q2(2, 1)),
+]
+
+
+@pytest.mark.parametrize("number,value", INPUTS, ids=[repr(i[0]) for i in INPUTS])
+@fields
+def test_conversions_in(name, number, value):
+    F = FIELDS[name]()
+    x = F.from_number(number)
+    assert agrees(F, x, ref_of(value), "input", [value])
+    assert F.from_number(x) is x  # own elements pass through
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), complex(1, float("nan")), "1", True, [1], (1, 2, 3)])
+@fields
+def test_bad_numbers_rejected(name, bad):
+    with pytest.raises(ValueError):
+        FIELDS[name]().from_number(bad)
+
+
+@fields
+def test_vectors_and_matrices(name):
+    F = FIELDS[name]()
+    v = F.vector(np.array([1.0, 2.5, -3.0]))
+    assert len(v) == 3 and agrees(F, v[1], ref_of(Q2(Fraction(5, 2))), "input", [Q2(Fraction(5, 2))])
+    m = F.matrix([[1, 2], [3, 4]])
+    assert len(m) == 2 and agrees(F, m[1][0], ref_of(Q2(3)), "input", [Q2(3)])
+    m2 = F.matrix(np.eye(2, dtype=complex))
+    assert agrees(F, m2[0][0], ref_of(Q2(1)), "input", [Q2(1)])
+    with pytest.raises(ValueError):
+        F.vector(np.zeros((2, 2)))
+    with pytest.raises(ValueError):
+        F.matrix([[1, 2], [3]])
+
+
+@fields
+@given(a=gaussian())
+def test_to_complex(name, a):
+    F = FIELDS[name]()
+    z = F.to_complex(F.from_number(a))
+    assert isinstance(z, complex)
+    want = complex(float(a[0]), float(a[1]))
+    # every field holds the input within 2^-53 relative (float64 rounding) or u (rounded)
+    assert abs(z - want) <= 4 * 2**-53 * abs(want) + 2**-60
+
+
+@pytest.mark.parametrize("op", OPS)
+@given(prec=st.integers(30, 300), a=gaussian(10**6, 10**6), b=gaussian(10**6, 10**6))
+def test_ball_contains_exact_at_random_precision(op, prec, a, b):
+    F = BallField(prec)
+    x, y = F.from_number(a), F.from_number(b)
+    if op == "div" and a[0] == 0 and a[1] == 0 and b[0] == 0 and b[1] == 0:
+        return
+    ex, ey = REF.from_number(a), REF.from_number(b)
+    if op in ("add", "sub", "mul", "div"):
+        if op == "div" and REF.is_zero(ey) is Truth.TRUE:
+            return
+        got, want = getattr(F, op)(x, y), getattr(REF, op)(ex, ey)
+    else:
+        got, want = getattr(F, op)(x), getattr(REF, op)(ex)
+    assert encloses(got, REF, want)
+    # the field's precision is applied: the radius is prec bits below the operands' scale
+    ax, ay = abs(F.midpoint(x)), abs(F.midpoint(y))
+    scale = (1 + ax) * (1 + ay) * ((1 + 1 / ay) ** 2 if op == "div" else 1)
+    assert F.radius(got) <= 2.0 ** (-prec + 8) * scale

@@ -40,14 +40,15 @@ def _vector(x: Any, what: str) -> list:
 
 
 def _columns(x: Any, N: int, what: str) -> list[list]:
-    """An N x r matrix given as N x r rows, or as a length-N vector (r = 1)."""
+    """An N x r matrix given as N rows (lists or arrays), or as a length-N vector (r = 1);
+    a tuple is one (re, im) number, never a row."""
     if isinstance(x, np.ndarray):
         if x.ndim == 1:
             x = x.reshape(-1, 1)
         if x.ndim != 2:
             raise ValueError(f"{what}: expected shape (N,) or (N, r), got {x.shape}")
         rows = x.tolist()
-    elif isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, tuple, np.ndarray)) for r in x):
+    elif isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, np.ndarray)) for r in x):
         rows = [list(r) for r in x]
     else:
         rows = [[v] for v in _vector(x, what)]

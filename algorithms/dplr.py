@@ -30,7 +30,7 @@ def _scalar(x: Any, what: str) -> Any:
     return x
 
 
-def _vector(x: Any, what: str) -> list:
+def as_vector(x: Any, what: str) -> list:
     arr = x if isinstance(x, (list, tuple)) else np.asarray(x)
     if isinstance(arr, np.ndarray):
         if arr.ndim != 1:
@@ -51,7 +51,7 @@ def _columns(x: Any, N: int, what: str) -> list[list]:
     elif isinstance(x, (list, tuple)) and x and all(isinstance(r, (list, np.ndarray)) for r in x):
         rows = [list(r) for r in x]
     else:
-        rows = [[v] for v in _vector(x, what)]
+        rows = [[v] for v in as_vector(x, what)]
     if len(rows) != N:
         raise ValueError(f"{what}: expected {N} rows (N = {N}), got {len(rows)}")
     r = len(rows[0])
@@ -79,7 +79,7 @@ class DPLR:
     C: list
 
     def __init__(self, Lambda, P, B, C, Q=None):
-        self.Lambda = _vector(Lambda, "Lambda")
+        self.Lambda = as_vector(Lambda, "Lambda")
         N = len(self.Lambda)
         if N < 1:
             raise ValueError("Lambda: the model needs at least one state (N >= 1)")
@@ -87,8 +87,8 @@ class DPLR:
         self.Q = self.P if Q is None else _columns(Q, N, "Q")
         if len(self.Q[0]) != len(self.P[0]):
             raise ValueError(f"P and Q must have the same rank r, got {len(self.P[0])} and {len(self.Q[0])}")
-        self.B = _vector(B, "B")
-        self.C = _vector(C, "C")
+        self.B = as_vector(B, "B")
+        self.C = as_vector(C, "C")
         for name, v in (("B", self.B), ("C", self.C)):
             if len(v) != N:
                 raise ValueError(f"{name}: expected {N} entries (N = {N}), got {len(v)}")
@@ -146,7 +146,7 @@ def state_change(F, model: DPLR, s: list) -> DPLR:
     """x = S x~ with S = diag(s): Lambda stays, P -> S^-1 P, Q -> S* Q,
     B -> S^-1 B, C -> S* C.  Entries of the result are elements of F."""
     m = in_field(F, model)
-    s = [F.from_number(x) for x in _vector(s, "S")]
+    s = [F.from_number(x) for x in as_vector(s, "S")]
     if len(s) != model.N:
         raise ValueError(f"S: expected {model.N} diagonal entries, got {len(s)}")
     zero, _, unknown = zero_partition(F, s)
@@ -275,12 +275,12 @@ def recurrent(F, model: DPLR, step, u: list, x0: list | None = None) -> Result:
     if not res.ok:
         return res
     S = res.value
-    x = [F.zero()] * model.N if x0 is None else [F.from_number(v) for v in _vector(x0, "x0")]
+    x = [F.zero()] * model.N if x0 is None else [F.from_number(v) for v in as_vector(x0, "x0")]
     if len(x) != model.N:
         raise ValueError(f"x0: expected {model.N} entries, got {len(x)}")
     dB = [F.mul(delta, b) for b in m.B]
     ys = []
-    for ut in _vector(u, "u"):
+    for ut in as_vector(u, "u"):
         ut = F.from_number(ut)
         b = [F.add(p, F.mul(db, ut)) for p, db in zip(S.apply_plus(x), dB)]
         x = S.solve(b)
@@ -306,7 +306,7 @@ def bilinear(F, model: DPLR, step) -> Result:
 
 def kernel_by_powers(F, model: DPLR, step, L: int) -> Result:
     """K_j = C* Abar^j Bbar for 0 <= j < L, by repeated dense products."""
-    _check_length(L)
+    check_length(L)
     res = bilinear(F, model, step)
     if not res.ok:
         return res
@@ -334,6 +334,6 @@ def c_tilde(F, model: DPLR, step, M: int) -> Result:
     return Result(OK, [F.sub(c, x) for c, x in zip(m.C, v)])
 
 
-def _check_length(L: Any) -> None:
+def check_length(L: Any) -> None:
     if not isinstance(L, (int, np.integer)) or isinstance(L, bool) or L < 1:
         raise ValueError(f"L must be an integer >= 1, got {L!r}")

@@ -17,7 +17,7 @@ from typing import Any
 
 from .cauchy import cauchy_direct, cauchy_on_roots
 from .dft import idft, next_power_of_two
-from .dplr import DPLR, _check_length, c_tilde as form_c_tilde, in_field, read_step
+from .dplr import DPLR, check_length, c_tilde as form_c_tilde, in_field, read_step
 from .linalg import cdot, dot, lu, lu_solve
 from .result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
                      undecided, zero_partition)
@@ -40,7 +40,7 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     >>> [F.to_complex(k) for k in r.value]   # Abar = 1/3, Bbar = 2/3
     [(0.6666666666666666+0j), (0.2222222222222222+0j), (0.07407407407407407+0j)]
     """
-    _check_length(L)
+    check_length(L)
     if cauchy not in CAUCHY_ROUTES:
         raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
     sum_on_roots = CAUCHY_ROUTES[cauchy]

@@ -26,12 +26,17 @@ CAUCHY_ROUTES = {"tree": cauchy_on_roots, "direct": cauchy_direct}
 
 
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
-                  cauchy: str = "tree") -> Result:
+                  cauchy: str = "tree", exceptional: list[int] | None = None,
+                  keep_blocks: bool = False) -> Result:
     """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
 
     ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
     formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
     Cauchy route: ``"tree"`` (product tree, the spec's) or ``"direct"``.
+    ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),
+    decided elsewhere, in place of zero tests in F.  With ``keep_blocks`` the result's
+    info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
+    by key), the poles and the per-sum weights, for the filter constants.
 
     >>> from arith import ExactField
     >>> F = ExactField(4)
@@ -62,32 +67,45 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
 
     # the partition lambda_j = -a, exactly (or undecided)
     shifted = [F.add(a, l) for l in m.lam]
-    exceptional, regular, unknown = zero_partition(F, shifted)
-    if unknown:
-        return undecided("whether some lambda_j = -2/step")
+    if exceptional is None:
+        exceptional, regular, unknown = zero_partition(F, shifted)
+        if unknown:
+            return undecided("whether some lambda_j = -2/step")
+    else:
+        exceptional = sorted(set(exceptional))
+        if any(not 0 <= j < model.N for j in exceptional):
+            raise ValueError(f"exceptional: indices must lie in 0..{model.N - 1}")
+        regular = [j for j in range(model.N) if j not in set(exceptional)]
     poles = [F.div(F.sub(a, m.lam[j]), shifted[j]) for j in regular]
     gains = [F.div(F.const(-2), shifted[j]) for j in regular]
 
-    def S(u: list, v: list) -> Result:
+    kept_weights = {}
+
+    def S(u: list, v: list, key) -> Result:
         """S_uv on the grid: the Cauchy sum plus its exceptional constant."""
         cu = [F.conj(x) for x in u]
         weights = [F.mul(g, F.mul(cu[j], v[j])) for g, j in zip(gains, regular)]
+        if keep_blocks:
+            kept_weights[key] = weights
         res = sum_on_roots(F, poles, weights, M)
         if res.status == COLLISION:
             return Result(RESONANT_DIAGONAL, info=res.info)
-        if not res.ok or not exceptional:
+        if not res.ok:
+            res.info["stage"] = "cauchy"
+            return res
+        if not exceptional:
             return res
         const = F.mul(half_delta, dot(F, [cu[j] for j in exceptional], [v[j] for j in exceptional]))
         return Result(OK, [F.add(y, const) for y in res.value])
 
     Pc = [[row[i] for row in m.P] for i in range(r)]
     Qc = [[row[i] for row in m.Q] for i in range(r)]
-    sums = {("C", "B"): S(Ct, m.B)}
+    sums = {("C", "B"): S(Ct, m.B, ("C", "B"))}
     for i in range(r):
-        sums[("C", i)] = S(Ct, Pc[i])
-        sums[(i, "B")] = S(Qc[i], m.B)
+        sums[("C", i)] = S(Ct, Pc[i], ("C", i))
+        sums[(i, "B")] = S(Qc[i], m.B, (i, "B"))
         for k in range(r):
-            sums[(i, k)] = S(Qc[i], Pc[k])
+            sums[(i, k)] = S(Qc[i], Pc[k], (i, k))
     for res in sums.values():
         if not res.ok:
             return res
@@ -108,12 +126,16 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
         if not f.ok:
             if f.status == SINGULAR:
                 return Result(RESONANT_CORRECTION, info={"root": k})
+            f.info.update(stage="correction", root=k)
             return f
         X = lu_solve(F, f.value, [vals[(i, "B")][k] for i in range(r)])
         corr = dot(F, [vals[("C", i)][k] for i in range(r)], X)
         H[k] = F.sub(vals[("C", "B")][k], F.mul(beta, corr))
+    info = {"M": M, "exceptional": exceptional}
+    if keep_blocks:
+        info.update(blocks=vals, poles=poles, weights=kept_weights, c_tilde=Ct)
     del vals
-    return Result(OK, idft(F, H)[:L], {"M": M, "exceptional": exceptional})
+    return Result(OK, idft(F, H)[:L], info)
 
 
 def convolve(F, K: list, u: list) -> list:

@@ -10,7 +10,8 @@ part is rounded to the nearest multiple of 2^-k, an error of at most 2^-(k+1) in
 each part, so at most 2^-(k+1)·sqrt(2) < 2^-k = u in modulus.  Inputs and rational
 constants are rounded the same way.  Roots of unity are taken from a ball enclosure
 at k + 20 bits whose radius is checked to be below 2^-(k+16) before rounding, so
-their error is below 2^-(k+1)·sqrt(2) + 2^-(k+15) < u.  No step depends on the size
+their error is below 2^-(k+1)·sqrt(2) + 2^-(k+15) < u.  Ball inputs (e.g. an
+enclosed C~) are accepted on the same terms.  No step depends on the size
 of the numbers: the bound holds at every magnitude, and magnitudes only set the
 length of the integers (k + log2 of the largest modulus bits), hence the cost.
 """
@@ -72,8 +73,23 @@ class RoundedField(Field):
     def from_number(self, x: Any):
         if isinstance(x, Fixed):
             return x
+        if isinstance(x, (acb, arb)):
+            return self._from_ball(acb(x))
         re, im = exact_parts(x)
         return Fixed(self._from_fraction(re), self._from_fraction(im))
+
+    def _from_ball(self, z: acb) -> Fixed:
+        """A ball input whose radii are below 2^-(k+16): its midpoint rounded to the grid
+        is within 2^-(k+1)*sqrt(2) + 2^-(k+15) < u of every point of the ball."""
+        with ctx.workprec(64):
+            limit = arb(2) ** (-(self.k + 16))
+            if not (z.is_finite() and z.real.rad() < limit and z.imag.rad() < limit):
+                raise ValueError(f"ball input too wide for u = 2^-{self.k}: enclose it to more than {self.k + 16} bits")
+        parts = []
+        for part in (z.real, z.imag):
+            man, exp = part.mid().man_exp()
+            parts.append(Fraction(int(man)) * Fraction(2) ** int(exp))
+        return Fixed(self._from_fraction(parts[0]), self._from_fraction(parts[1]))
 
     def root_of_unity(self, M: int, k: int):
         check_power_of_two(M)
@@ -88,17 +104,9 @@ class RoundedField(Field):
             q = (4 * k) // M
             s, z = self._scale, fmpz(0)
             return [Fixed(s, z), Fixed(z, -s), Fixed(-s, z), Fixed(z, s)][q]
-        prec = self.k + 20
-        with ctx.workprec(prec):
+        with ctx.workprec(self.k + 20):  # radius far below 2^-(k+16), checked by _from_ball
             z = acb.exp_pi_i(acb(fmpq(-2 * k, M)))
-            limit = arb(2) ** (-(self.k + 16))
-            if not (z.real.rad() < limit and z.imag.rad() < limit):
-                raise ArithmeticError("root of unity not enclosed tightly enough")  # never at k+20 bits
-            parts = []
-            for part in (z.real, z.imag):
-                man, exp = part.mid().man_exp()
-                parts.append(Fraction(int(man)) * Fraction(2) ** int(exp))
-        return Fixed(self._from_fraction(parts[0]), self._from_fraction(parts[1]))
+        return self._from_ball(z)
 
     def add(self, a, b):
         return Fixed(a.x + b.x, a.y + b.y)

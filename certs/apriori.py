@@ -1,0 +1,134 @@
+"""The a-priori mode: the rational-circuit certificate of the spec's theorem.
+
+The filter is traced into a straight-line program (T0 gates).  A ball evaluation of the
+circuit bounds every exact intermediate modulus from above (V0 >= 1) and every exact
+divisor modulus from below (0 < D0 <= 1).  With K0 = 64 (V0+1)^2 / D0^2 the theorem
+asks for u <= min(1, D0/2, eps/2) / (2 K0^(T0+1)); the circuit is then run in
+RoundedField at u = 2^-k, every input, constant and operation within u, and the theorem
+bounds the output error by eps.  Work is in log2: k may be in the millions.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from flint import acb, arb, ctx, fmpq
+
+from algorithms.s4 import filter_kernel
+from arith import BallField, RoundedField, trace
+from arith.ball import float_upper
+
+from .kernel import CertificationError, c_tilde_balls
+
+
+@dataclass
+class APrioriResult:
+    mid: np.ndarray
+    rad: np.ndarray
+    balls: list
+    certificate: dict
+
+
+def _point_fraction(x: arb) -> Fraction:
+    man, exp = x.mid().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def circuit_bounds(circuit, inputs: list, prec: int, max_prec: int) -> tuple[Fraction, Fraction, int]:
+    """(V0, D0, precision used): V0 >= 1 bounds |every node| from above, 0 < D0 <= 1
+    bounds |every divisor| from below, from a ball evaluation; the precision doubles
+    until every divisor is certainly nonzero."""
+    divisors = set(circuit.divisors())
+    while True:
+        F = BallField(prec)
+        vals = circuit.run(F, inputs)
+        with ctx.workprec(64):
+            V0 = arb(1)
+            D0 = arb(1)
+            ok = True
+            for i, v in enumerate(vals):
+                if not v.is_finite():
+                    ok = False
+                    break
+                up = abs(v).upper()
+                V0 = V0 if V0 >= up else up
+                if i in divisors:
+                    lo = abs(v).lower()
+                    if not lo > 0:
+                        ok = False
+                        break
+                    D0 = D0 if D0 <= lo else lo
+        if ok:
+            return _point_fraction(V0), _point_fraction(D0), prec
+        if 2 * prec > max_prec:
+            raise CertificationError(f"a-priori: a divisor of the circuit is not certainly nonzero at {prec} bits")
+        prec *= 2
+
+
+def required_bits(T0: int, V0: Fraction, D0: Fraction, eps: Fraction) -> tuple[int, float]:
+    """k with 2^-k <= min(1, D0/2, eps/2) / (2 K0^(T0+1)), K0 = 64 (V0+1)^2 / D0^2, and an
+    upper bound of log2 K0.  Decided in ball arithmetic with certainty."""
+    with ctx.workprec(128):
+        K0 = arb(fmpq(64)) * (arb(_q(V0)) + 1) ** 2 / arb(_q(D0)) ** 2
+        m = min(Fraction(1), D0 / 2, eps / 2)
+        need = (T0 + 1) * K0.log() / arb(2).log() + (2 / arb(_q(m))).log() / arb(2).log()
+        k = int(math.ceil(float(need.upper()))) + 1
+        while not (arb(k) >= need):
+            k += 1
+        return k, float_upper((K0.log() / arb(2).log()).upper())
+
+
+def _q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
+
+
+def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional: list[int], balls: list,
+                   F: BallField, limit: int, force: bool, progress: Callable[[str], None]) -> APrioriResult:
+    progress("tracing the filter")
+    M = 1 << max(0, (L - 1).bit_length())
+    tracer_inputs_ct = c_tilde if c_tilde is not None else c_tilde_balls(model, step, M, F.prec)
+    t = trace(F, filter_kernel, model, step, L, c_tilde=tracer_inputs_ct, exceptional=exceptional)
+    if t.status != "ok":
+        raise CertificationError(f"a-priori: traced filter returned {t.status}")
+    circuit = t.circuit
+    T0 = circuit.gates
+    progress(f"bounding the circuit ({T0} gates)")
+    V0, D0, _ = circuit_bounds(circuit, circuit.input_values, F.prec, 1 << 20)
+    k, log2_K0 = required_bits(T0, V0, D0, eps)
+    if k > limit and not force:
+        raise CertificationError(f"a-priori: u = 2^-{k} needs {k} bits, above the limit of {limit} bits "
+                                 f"(T0 = {T0}, log2 K0 <= {log2_K0:.1f}); force it or use the ball mode")
+    inputs = list(circuit.input_values)
+    if c_tilde is None:  # C~ enclosed tightly enough for u
+        ct = c_tilde_balls(model, step, M, k + 64)
+        n_ct = model.N
+        inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, n_ct)
+    progress(f"running the circuit at u = 2^-{k}")
+    R = RoundedField(k)
+    out = circuit.evaluate(R, inputs)
+    values = [R.to_fractions(x) for x in out]
+    mid = np.array([complex(float(re), float(im)) for re, im in values], dtype=np.complex128)
+    rad = np.empty(len(values))
+    enclosures = []
+    with ctx.workprec(max(F.prec, 128) + 64):
+        e = arb(_q(eps))
+        for j, ((re, im), m, b) in enumerate(zip(values, mid, balls)):
+            point = acb(arb(_q(re)), arb(_q(im)))
+            # the theorem: |point - K_j| <= eps; check it against the ball result
+            if not (abs(point - b) <= e + F.radius(b) * 2):
+                raise CertificationError(f"a-priori: entry {j} disagrees with the ball certificate")
+            rad[j] = float_upper((e + abs(point - acb(m.real, m.imag))).upper())
+            enclosures.append(acb(arb(_q(re), e), arb(_q(im), e)))
+    cert = {"T0": T0, "V0": str(V0), "D0": str(D0), "log2_K0": log2_K0, "log2_u": -k, "precision_bits": k,
+            "max_radius": float(eps), "checked_against_ball": True,
+            "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
+    return APrioriResult(mid, rad, enclosures, cert)
+
+
+def _replace_c_tilde(inputs: list, old: list, new: list, n: int) -> list:
+    """Swap the traced C~ balls for tighter ones (same objects, same positions)."""
+    ids = {id(x): i for i, x in enumerate(old)}
+    return [new[ids[id(x)]] if id(x) in ids else x for x in inputs]

@@ -1,0 +1,133 @@
+"""The filter constants of the spec's numerical theorem, certified from a ball run.
+
+At each root z != -1, with beta = (1+z)/2, the scaled blocks are x = S_CB(z),
+u = S_CP(z), v = S_QB(z), T = S_QP(z), and W = I + beta T.  The constants are
+
+* b >= 1 bounding |x|, ||u||_inf, ||v||_inf, ||T||_inf (max absolute row sum),
+* w >= 1 bounding ||W^-1||_inf,
+* for every Cauchy sum a certified pole/root separation d and weight bound
+  A_wt >= sum_j |a_j|, and s >= 1 bounding A_wt/d,
+* kappa = 64 r w^2 (b+1)^2 s.
+
+Every bound comes from balls that enclose the exact values, so it holds for them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from flint import acb, arb, ctx
+
+from algorithms.linalg import lu, lu_solve
+from arith import BallField
+from arith.ball import float_upper
+
+
+def float_lower(x: arb) -> float:
+    """The largest float certainly <= every point of the real ball x."""
+    l = x.lower()
+    f = float(l)
+    while not (arb(f) <= l):
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def _abs_upper(x: acb) -> arb:
+    return abs(x).upper() if x.is_finite() else arb(math.inf)
+
+
+def _pt_min(a: arb, b: arb) -> arb:
+    """min of two exact points (comparisons of exact points are decisive)."""
+    return a if a <= b else b
+
+
+def separation(F: BallField, poles: list, M: int) -> arb:
+    """An exact point d <= min_{j,k} |z_k - mu_j| over the M-point grid.
+
+    For each pole: |z - mu| >= | |mu| - 1 |; and when arg(mu) is known to within
+    pi/(2M), the nearest grid point is one of the three around the midpoint angle, and
+    |z_k - mu| grows with the angular distance, so the least of those three distances
+    bounds all M of them."""
+    if not poles:
+        return arb(math.inf)
+    best = None
+    with ctx.workprec(F.prec):
+        half_step = arb.pi() / (2 * M)
+        for mu in poles:
+            if not mu.is_finite():
+                return arb(0)
+            rho = abs(mu)
+            d = abs(rho - 1).lower()
+            phi = mu.arg()
+            if rho > 0 and phi.rad() < half_step:
+                k0 = round(-float(phi.mid()) * M / (2 * math.pi))
+                near = None
+                for k in (k0 - 1, k0, k0 + 1):
+                    dist = abs(F.root_of_unity(M, k) - mu).lower()
+                    near = dist if near is None else _pt_min(near, dist)
+                d = d if d >= near else near
+            best = d if best is None else _pt_min(best, d)
+    return best if best > 0 else arb(0)
+
+
+def _norm_inf(rows: list[list]) -> arb:
+    """max_i sum_k |rows[i][k]| as an exact upper point."""
+    out = arb(0)
+    for row in rows:
+        t = arb(0)
+        for x in row:
+            t += _abs_upper(x)
+        t = t.upper()
+        out = out if out >= t else t
+    return out
+
+
+def filter_constants(F: BallField, info: dict, r: int) -> dict:
+    """b, w, s (with d and A_wt), kappa and their ingredients from a ball filter run
+    made with ``keep_blocks=True``.  Values are floats rounded outward (b, w, s, A_wt,
+    kappa up; d down)."""
+    blocks, M = info["blocks"], info["M"]
+    minus_one = M // 2 if M >= 2 else None
+    with ctx.workprec(F.prec):
+        b, w = arb(1), arb(1)
+        for k in range(M):
+            if k == minus_one:
+                continue
+            beta = (1 + F.root_of_unity(M, k)) / 2
+            T = [[blocks[(i, c)][k] for c in range(r)] for i in range(r)]
+            cands = [_abs_upper(blocks[("C", "B")][k]),
+                     _norm_inf([[blocks[("C", i)][k]] for i in range(r)]),
+                     _norm_inf([[blocks[(i, "B")][k]] for i in range(r)]),
+                     _norm_inf(T)]
+            for c in cands:
+                b = b if b >= c else c
+            W = [[(1 if i == c else 0) + beta * T[i][c] for c in range(r)] for i in range(r)]
+            f = lu(F, W)
+            if not f.ok:
+                inv_norm = arb(math.inf)
+            else:
+                cols = [lu_solve(F, f.value, [F.one() if i == c else F.zero() for i in range(r)]) for c in range(r)]
+                inv_norm = _norm_inf([[cols[c][i] for c in range(r)] for i in range(r)])
+            w = w if w >= inv_norm else inv_norm
+        d = separation(F, info["poles"], M)
+        a_wt = {}
+        s = arb(1)
+        for key, weights in info["weights"].items():
+            total = arb(0)
+            for a_j in weights:
+                total += _abs_upper(a_j)
+            total = total.upper()
+            a_wt[_key(key)] = float_upper(total)
+            if weights:
+                ratio = (total / d).upper() if d > 0 else arb(math.inf)
+                s = s if s >= ratio else ratio
+        kappa = (64 * r * w * w * (b + 1) ** 2 * s).upper()
+    return {"b": float_upper(b), "w": float_upper(w), "s": float_upper(s), "d": float_lower(d),
+            "A_wt": a_wt, "kappa": float_upper(kappa), "partition": list(info["exceptional"]), "r": r}
+
+
+def _key(key: tuple) -> str:
+    u, v = key
+    left = "Ct" if u == "C" else f"Q{u}"
+    right = "B" if v == "B" else f"P{v}"
+    return f"S[{left},{right}]"

@@ -1,0 +1,290 @@
+"""Certified S4 kernels: ``certify_kernel`` and its three modes.
+
+``mode="ball"`` (a posteriori): the filter in ball arithmetic, the precision doubling
+until every routing decision is made and every radius is at most eps.  Routing is
+decided exactly whenever the inputs are exact (floats and rationals are).
+
+``mode="a-priori"``: the filter traced into a rational circuit; its certificate
+(T0, V0, D0, K0, u) from a ball evaluation of the circuit; the circuit run in
+RoundedField at that u, which the spec's theorem guarantees within eps.
+
+``mode="exact"``: exact arithmetic (exact inputs only); radius 0.
+
+Every mode records the filter constants (b, w, s, d, A_wt, kappa, partition) and the
+operation and word counts of the filter, measured by Counting.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from flint import acb, acb_mat, arb, ctx
+
+from algorithms.dft import next_power_of_two
+from algorithms.dplr import DPLR, check_length, read_step
+from algorithms.s4 import filter_kernel
+from arith import BallField, Counting, ExactField, Float64Field, exact_parts
+from arith.ball import float_upper
+
+from . import routing
+from .constants import filter_constants
+
+MODES = ("ball", "a-priori", "exact")
+DEFAULT_MAX_PREC = 1 << 16
+#: the a-priori mode refuses circuits needing more bits than this unless forced
+DEFAULT_APRIORI_LIMIT = 1 << 24
+#: counts are measured by default up to this N + L (the counted run is generic Python)
+COUNTS_AUTO_LIMIT = 4096
+
+
+class CertificationError(Exception):
+    """A certification that cannot be completed (a status other than ok, a precision
+    limit): carries the reason; the CLI exits 1 with it."""
+
+
+@dataclass
+class CertifiedKernel:
+    """K_L with |K_j - mid_j| <= rad_j for the stored float64 midpoints (complex modulus).
+
+    ``balls`` keeps the enclosures at full precision (acb), whose radii are <= eps
+    (ball mode) or whose error bound is eps (a-priori mode); ``exact`` holds the exact
+    Gaussian-rational values in exact mode."""
+
+    mid: np.ndarray
+    rad: np.ndarray
+    status: str
+    certificate: dict
+    counts: dict
+    problem: dict = field(default_factory=dict)
+    balls: list | None = None
+    exact: list | None = None
+
+    @property
+    def L(self) -> int:
+        return len(self.mid)
+
+
+def _check_eps(eps: Any) -> Fraction:
+    if isinstance(eps, bool):
+        raise ValueError(f"eps must be a number > 0, got {eps!r}")
+    try:
+        re, im = exact_parts(eps, "eps")
+    except ValueError as e:
+        raise ValueError(str(e)) from None
+    if im != 0 or re <= 0:
+        raise ValueError(f"eps must be a real number > 0, got {eps!r}")
+    return re
+
+
+def _log2_ceil_inv(eps: Fraction) -> int:
+    """ceil(log2(1/eps)) (at least 0)."""
+    return max(0, math.ceil(math.log2(eps.denominator) - math.log2(eps.numerator)) + 1)
+
+
+# -- C~ ---------------------------------------------------------------------------
+
+def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
+    """C~ = (I - Abar^M)* C in ball arithmetic: Abar by a ball solve with G, then
+    log2 M squarings (FLINT acb_mat)."""
+    F = BallField(prec)
+    N = model.N
+    with ctx.workprec(prec):
+        delta = F.from_number(step)
+        alpha = delta / 2
+        A = acb_mat(N, N)
+        for i in range(N):
+            for j in range(N):
+                v = -sum((F.from_number(model.P[i][k]) * F.from_number(model.Q[j][k]).conjugate()
+                          for k in range(model.r)), acb(0))
+                if i == j:
+                    v += F.from_number(model.Lambda[i])
+                A[i, j] = v
+        I = acb_mat(N, N)
+        for i in range(N):
+            I[i, i] = 1
+        Abar = (I - alpha * A).solve(I + alpha * A)
+        P = Abar ** M
+        C = acb_mat([[F.from_number(c)] for c in model.C])
+        out = C - P.conjugate().transpose() * C
+        return [out[i, 0] for i in range(N)]
+
+
+# -- ball mode --------------------------------------------------------------------
+
+@dataclass
+class _BallRun:
+    status: str
+    prec: int
+    result: Any = None
+    reason: str = ""
+    F: BallField | None = None
+
+
+def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_prec: int,
+                 progress: Callable[[str], None], start_prec: int | None = None) -> _BallRun:
+    """Double the precision until the filter routes and every radius is <= eps."""
+    M = next_power_of_two(L)
+    prec = start_prec or 64 + _log2_ceil_inv(eps)
+    eps_f = float(eps)
+    while True:
+        progress(f"ball filter at {prec} bits")
+        F = BallField(prec)
+        Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
+        res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True)
+        if res.ok:
+            radius = max(F.radius(k) for k in res.value)
+            if radius <= eps_f:
+                return _BallRun("ok", prec, res, F=F)
+            reason = f"radius {radius:.3e} > eps"
+        elif res.status == "undecided":
+            if res.info.get("stage") == "correction" and exact:
+                k = res.info["root"]
+                if routing.correction_singular_at(model, step, M, k):
+                    return _BallRun("resonant-correction", prec, res, f"W(z_{k}) is singular (decided exactly)")
+            reason = f"undecided at {prec} bits ({res.info.get('reason', '')})"
+        else:
+            return _BallRun(res.status, prec, res, f"status {res.status} {res.info}")
+        if 2 * prec > max_prec:
+            return _BallRun("precision-limit", prec, res,
+                            f"not certified within {max_prec} bits: {reason}; raise the precision limit")
+        prec *= 2
+
+
+def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]:
+    """float64 midpoints and radii with |K_j - mid_j| <= rad_j for the true K_j."""
+    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
+    rad = np.empty(len(balls))
+    with ctx.workprec(F.prec + 64):
+        for j, (b, m) in enumerate(zip(balls, mid)):
+            rad[j] = float_upper(abs(b - acb(m.real, m.imag)).upper()) if b.is_finite() else math.inf
+    return mid, rad
+
+
+# -- counts -----------------------------------------------------------------------
+
+def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int]) -> dict:
+    """Operations by kind, word reads/writes and peak words of the filter (C~ supplied),
+    measured by running the generic procedure under Counting(Float64Field()) on the
+    same route (the route depends only on the sizes and the partition)."""
+    C = Counting(Float64Field())
+    ct = [1.0] * model.N
+    C.reset()
+    res = filter_kernel(C, model, step, L, c_tilde=ct, exceptional=exceptional)
+    if not res.ok:
+        return {"measured": False, "reason": f"float64 counting run returned {res.status}"}
+    return {"measured": True, **C.summary(), "field": "float64 (generic procedure)"}
+
+
+def _counts(model, step, L, exceptional, counts) -> dict:
+    if counts == "auto":
+        counts = model.N + L <= COUNTS_AUTO_LIMIT
+    if not counts:
+        return {"measured": False, "reason": f"N + L > {COUNTS_AUTO_LIMIT}; ask for counts to measure them"}
+    return measure_counts(model, step, L, exceptional)
+
+
+# -- the entry point ----------------------------------------------------------------
+
+def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball", c_tilde: Any = None,
+                   *, max_prec: int = DEFAULT_MAX_PREC, apriori_limit: int = DEFAULT_APRIORI_LIMIT,
+                   force: bool = False, counts: Any = "auto",
+                   progress: Callable[[str], None] | None = None) -> CertifiedKernel:
+    """The length-L kernel of ``model`` at ``step`` with ||K^ - K||_inf <= eps, certified.
+
+    Raises ValueError for bad input and CertificationError when the certificate cannot
+    be completed (the reason names why: a resonance, a precision limit, ...).
+
+    >>> from algorithms.dplr import DPLR
+    >>> k = certify_kernel(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8, 1e-20)
+    >>> k.status, bool(k.rad.max() < 1e-15)
+    ('ok', True)
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not isinstance(model, DPLR):
+        raise ValueError("model must be an algorithms.dplr.DPLR")
+    check_length(L)
+    eps_q = _check_eps(eps)
+    read_step(Float64Field(), step)  # validates step > 0
+    if c_tilde is not None:
+        c_tilde = list(np.asarray(c_tilde).tolist()) if isinstance(c_tilde, np.ndarray) else list(c_tilde)
+        if len(c_tilde) != model.N:
+            raise ValueError(f"c_tilde: expected {model.N} entries, got {len(c_tilde)}")
+        for i, x in enumerate(c_tilde):
+            if isinstance(x, (int, float, complex, Fraction, np.number, tuple)):
+                exact_parts(x, f"c_tilde[{i}]")
+    progress = progress or (lambda msg: None)
+    M = next_power_of_two(L)
+    exact = routing.exact_inputs(model, step, c_tilde)
+    problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": str(eps_q), "mode": mode,
+               "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None}
+    t0 = time.perf_counter()
+
+    # routing decided exactly when the inputs allow
+    exceptional = routing.exact_partition(model, step) if exact else None
+    if exact:
+        hit = routing.exact_collisions(model, step, M, exceptional)
+        if hit:
+            raise CertificationError(f"resonant-diagonal: pole mu_{hit[0]} lies on the root grid (decided exactly)")
+    if mode == "exact" and not exact:
+        raise ValueError("mode 'exact' needs exact inputs (ints, floats, rationals); the model holds balls")
+
+    run = _ball_filter(model, step, L, eps_q, c_tilde, exceptional, exact, max_prec, progress)
+    if run.status != "ok":
+        raise CertificationError(f"{run.status}: {run.reason}")
+    F, res = run.F, run.result
+    exceptional = res.info["exceptional"]
+    constants = filter_constants(F, res.info, model.r)
+    certificate: dict = {"mode": mode, "routing": "exact" if exact else "ball", **constants}
+    balls = res.value
+    exact_values = None
+
+    if mode == "ball":
+        mid, rad = _enclosure_arrays(F, balls)
+        certificate.update(precision_bits=run.prec, max_radius=_max_rad(F, balls))
+    elif mode == "exact":
+        progress("exact filter")
+        from .exact_mode import exact_kernel
+        exact_values = exact_kernel(model, step, L, c_tilde, exceptional)
+        mid = np.array([complex(float(re), float(im)) for re, im in exact_values], dtype=np.complex128)
+        rad = _exact_rad(exact_values, mid)
+        certificate.update(precision_bits=None, max_radius=0.0)
+        with ctx.workprec(run.prec + 64):
+            for b, (re, im) in zip(balls, exact_values):
+                if not b.contains(acb(arb(_fq(re)), arb(_fq(im)))):
+                    raise CertificationError("internal check failed: the ball run does not contain the exact kernel")
+    else:
+        from .apriori import apriori_kernel
+        ap = apriori_kernel(model, step, L, eps_q, c_tilde, exceptional, balls, F, apriori_limit, force, progress)
+        mid, rad = ap.mid, ap.rad
+        balls = ap.balls
+        certificate.update(ap.certificate)
+    counts = _counts(model, step, L, exceptional, counts)
+    certificate["seconds"] = round(time.perf_counter() - t0, 6)
+    if c_tilde is None:
+        certificate["c_tilde"] = {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
+                                  "counted_with_filter": False}
+    return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
+
+
+def _fq(q: Fraction):
+    from flint import fmpq
+    return fmpq(q.numerator, q.denominator)
+
+
+def _max_rad(F: BallField, balls: list) -> float:
+    return max(F.radius(b) for b in balls)
+
+
+def _exact_rad(values: list, mid: np.ndarray) -> np.ndarray:
+    """Outward-rounded |K_j - mid_j| for exact K_j and the float64 midpoints."""
+    rad = np.zeros(len(values))
+    with ctx.workprec(256):
+        for j, ((re, im), m) in enumerate(zip(values, mid)):
+            d = acb(arb(_fq(re - Fraction(m.real))), arb(_fq(im - Fraction(m.imag))))
+            rad[j] = float_upper(abs(d).upper())
+    return rad

@@ -1,0 +1,101 @@
+"""Routing decisions made exactly from exact inputs.
+
+Floats and rationals given by a user are exact Gaussian rationals, so the filter's
+decisions can be taken in exact arithmetic instead of with balls:
+
+* the partition lambda_j = -2/step, by rational arithmetic;
+* pole/grid collisions: mu_j = (a - lambda_j)/(a + lambda_j) is a Gaussian rational, and
+  the only Gaussian-rational roots of unity are 1, -1, i, -i; so mu_j lies on the grid of
+  M points exactly when it is 1, or -1 (M >= 2), or +-i (M >= 4);
+* a singular correction W(z_k) at one root, by exact arithmetic in Q(zeta_m), m the order
+  of z_k (used only where balls could not decide).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from algorithms.dplr import DPLR
+from algorithms.linalg import lu
+from algorithms.result import SINGULAR
+from arith import ExactField, exact_parts
+
+Q2 = tuple[Fraction, Fraction]
+
+
+def _parts(x: Any) -> Q2 | None:
+    if isinstance(x, (int, float, complex, Fraction, np.number, tuple)):
+        return exact_parts(x)
+    try:
+        return exact_parts(x)
+    except ValueError:
+        return None
+
+
+def exact_inputs(model: DPLR, step: Any, c_tilde: Any = None) -> bool:
+    """Whether every number of the problem is exact (not a ball)."""
+    entries = list(model.Lambda) + model.B + model.C + [x for row in model.P + model.Q for x in row] + [step]
+    if c_tilde is not None:
+        entries += list(c_tilde)
+    return all(_parts(x) is not None for x in entries)
+
+
+def _div(a: Q2, b: Q2) -> Q2:
+    d = b[0] * b[0] + b[1] * b[1]
+    return ((a[0] * b[0] + a[1] * b[1]) / d, (a[1] * b[0] - a[0] * b[1]) / d)
+
+
+def exact_partition(model: DPLR, step: Any) -> list[int]:
+    """The j with lambda_j = -2/step, exactly."""
+    a = 2 / exact_parts(step)[0]
+    out = []
+    for j, lam in enumerate(model.Lambda):
+        re, im = exact_parts(lam)
+        if re + a == 0 and im == 0:
+            out.append(j)
+    return out
+
+
+def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> list[int]:
+    """The regular j whose pole mu_j lies on the grid of M roots of unity, exactly."""
+    a = 2 / exact_parts(step)[0]
+    grid = {(Fraction(1), Fraction(0))}
+    if M >= 2:
+        grid.add((Fraction(-1), Fraction(0)))
+    if M >= 4:
+        grid |= {(Fraction(0), Fraction(1)), (Fraction(0), Fraction(-1))}
+    out = []
+    for j, lam in enumerate(model.Lambda):
+        if j in exceptional:
+            continue
+        re, im = exact_parts(lam)
+        mu = _div((a - re, -im), (a + re, im))
+        if mu in grid:
+            out.append(j)
+    return out
+
+
+def correction_singular_at(model: DPLR, step: Any, M: int, k: int) -> bool:
+    """Whether W(z_k) = I + Q* R(z_k) P is singular, exactly (z_k != -1, no diagonal
+    resonance at z_k)."""
+    m = M
+    while m > 1 and k % 2 == 0 and k:
+        k //= 2
+        m //= 2
+    if k == 0:
+        m, k = 1, 0
+    E = ExactField(max(4, m))
+    z = E.root_of_unity(m, k)
+    a = E.from_number(2 / exact_parts(step)[0])
+    s = E.div(E.mul(a, E.sub(E.one(), z)), E.add(E.one(), z))
+    R = [E.div(E.one(), E.sub(s, E.from_number(lam))) for lam in model.Lambda]
+    r = model.r
+    W = [[E.one() if i == c else E.zero() for c in range(r)] for i in range(r)]
+    for j in range(model.N):
+        for i in range(r):
+            qi = E.conj(E.from_number(model.Q[j][i]))
+            for c in range(r):
+                W[i][c] = E.add(W[i][c], E.mul(E.mul(qi, R[j]), E.from_number(model.P[j][c])))
+    return lu(E, W).status == SINGULAR

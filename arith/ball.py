@@ -36,6 +36,7 @@ class BallField(Field):
             raise ValueError(f"precision must be an integer >= 2 bits, got {prec!r}")
         self.prec = prec
         self.name = f"ball({prec} bits)"
+        self._consts: dict = {}
 
     def __repr__(self) -> str:
         return f"BallField({self.prec})"
@@ -56,6 +57,14 @@ class BallField(Field):
             return acb(x)
         re, im = exact_parts(x)
         return self._at(lambda: acb(_arb_exact(re), _arb_exact(im)))
+
+    def const(self, q) -> acb:
+        # rational literals recur in every loop of an algorithm: enclose each once
+        key = (type(q), q)
+        c = self._consts.get(key)
+        if c is None:
+            c = self._consts[key] = self.from_number(q)
+        return c
 
     def root_of_unity(self, M: int, k: int) -> acb:
         check_power_of_two(M)

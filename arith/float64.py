@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+from flint import acb, arb
 
 from .base import Field, check_power_of_two
 from .convert import exact_parts
@@ -25,6 +26,8 @@ class Float64Field(Field):
             if not (math.isfinite(x.real) and math.isfinite(x.imag)):
                 raise ValueError(f"non-finite number {x!r}")
             return x
+        if isinstance(x, (acb, arb)):  # a ball: its midpoint (this field certifies nothing)
+            return complex(acb(x).mid())
         re, im = exact_parts(x)
         return complex(float(re), float(im))
 

@@ -91,25 +91,22 @@ def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
     """C~ = (I - Abar^M)* C in ball arithmetic: Abar by a ball solve with G, then
     log2 M squarings (FLINT acb_mat)."""
     F = BallField(prec)
-    N = model.N
+    N, r = model.N, model.r
     with ctx.workprec(prec):
         delta = F.from_number(step)
         alpha = delta / 2
-        A = acb_mat(N, N)
+        P = acb_mat([[F.from_number(x) for x in row] for row in model.P])
+        Q = acb_mat([[F.from_number(x) for x in row] for row in model.Q])
+        A = -(P * Q.conjugate().transpose())
         for i in range(N):
-            for j in range(N):
-                v = -sum((F.from_number(model.P[i][k]) * F.from_number(model.Q[j][k]).conjugate()
-                          for k in range(model.r)), acb(0))
-                if i == j:
-                    v += F.from_number(model.Lambda[i])
-                A[i, j] = v
+            A[i, i] += F.from_number(model.Lambda[i])
         I = acb_mat(N, N)
         for i in range(N):
             I[i, i] = 1
         Abar = (I - alpha * A).solve(I + alpha * A)
-        P = Abar ** M
+        AM = Abar ** M
         C = acb_mat([[F.from_number(c)] for c in model.C])
-        out = C - P.conjugate().transpose() * C
+        out = C - AM.conjugate().transpose() * C
         return [out[i, 0] for i in range(N)]
 
 

@@ -1,0 +1,178 @@
+"""certify_kernel: every mode against exact arithmetic, the constants against exact
+values, and the refusals."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx, fmpq
+from hypothesis import given, settings, strategies as st
+
+from algorithms.dplr import DPLR, kernel_by_powers
+from algorithms.s4 import filter_kernel
+from arith import ExactField
+from certs.kernel import CertificationError, certify_kernel
+from certs.exact_mode import exact_field_for
+from tests.helpers import random_dplr
+
+E4 = ExactField(4)
+
+
+def exact_kernel(m, step, L):
+    res = kernel_by_powers(E4, m, step, L)
+    assert res.ok
+    return [E4.to_fractions(k) for k in res.value]
+
+
+def q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
+
+
+def point(re: Fraction, im: Fraction) -> acb:
+    return acb(arb(q(re)), arb(q(im)))
+
+
+def assert_encloses(ck, exact):
+    """|K_j - mid_j| <= rad_j for the float64 arrays, and the full-precision balls contain K_j."""
+    with ctx.workprec(4096):
+        for j, (re, im) in enumerate(exact):
+            m = ck.mid[j]
+            err = abs(point(re - Fraction(m.real), im - Fraction(m.imag)))
+            assert err <= arb(ck.rad[j]), (j, err, ck.rad[j])
+            assert ck.balls[j].contains(point(re, im))
+
+
+@st.composite
+def problems(draw):
+    N = draw(st.integers(1, 4))
+    r = draw(st.integers(1, 2))
+    step = draw(st.sampled_from([Fraction(1, 2), Fraction(1, 10), 0.25, 1.0]))
+    m = random_dplr(draw, N, r, Fraction(step), exceptional=draw(st.booleans()))
+    L = draw(st.integers(1, 12))
+    return m, step, L
+
+
+@settings(max_examples=15)
+@given(p=problems())
+def test_ball_mode_encloses_exact(p):
+    m, step, L = p
+    try:
+        ck = certify_kernel(m, step, L, 1e-15)
+    except CertificationError as e:  # a genuine resonance: the filter cannot evaluate there
+        assert "resonant" in str(e) or "singular" in str(e)
+        return
+    assert ck.status == "ok" and ck.certificate["max_radius"] <= 1e-15
+    assert_encloses(ck, exact_kernel(m, step, L))
+
+
+@settings(max_examples=8)
+@given(p=problems())
+def test_exact_mode_is_exact(p):
+    m, step, L = p
+    try:
+        ck = certify_kernel(m, step, L, 1e-10, mode="exact")
+    except CertificationError:
+        return
+    assert ck.exact == exact_kernel(m, step, L)
+    assert ck.certificate["max_radius"] == 0.0
+    assert_encloses(ck, ck.exact)
+
+
+def test_apriori_small_circuit_error_against_exact():
+    """T0 in the thousands; the rounded circuit's outputs within eps of the exact kernel."""
+    m = DPLR([-1, (Fraction(-1, 2), 2), Fraction(-3, 2)], [[Fraction(1, 2)], [1], [(0, 1)]], [1, 2, (1, -1)],
+             [(1, 1), Fraction(1, 3), 1])
+    eps = Fraction(1, 10**6)
+    ck = certify_kernel(m, Fraction(1, 2), 8, eps, mode="a-priori")
+    cert = ck.certificate
+    assert 1000 <= cert["T0"] <= 100000
+    exact = exact_kernel(m, Fraction(1, 2), 8)
+    with ctx.workprec(cert["precision_bits"] + 64):
+        for b, (re, im) in zip(ck.balls, exact):
+            mid = acb(b.real.mid(), b.imag.mid())  # the rounded circuit output, exactly
+            assert abs(mid - point(re, im)) <= arb(q(eps))
+    assert_encloses(ck, exact)
+    # u = 2^log2_u satisfies the theorem's inequality, recomputed from the stored numbers
+    V0, D0, T0 = Fraction(cert["V0"]), Fraction(cert["D0"]), cert["T0"]
+    assert V0 >= 1 and 0 < D0 <= 1
+    with ctx.workprec(256):
+        K0 = 64 * (arb(q(V0)) + 1) ** 2 / arb(q(D0)) ** 2
+        bound = arb(q(min(Fraction(1), D0 / 2, eps / 2))) / (2 * K0 ** (T0 + 1))
+        assert arb(2) ** cert["log2_u"] <= bound
+
+
+def test_apriori_refuses_above_the_limit():
+    m = DPLR([-1, -2], [1, 1], [1, 1], [1, -1])
+    with pytest.raises(CertificationError, match=r"needs \d+ bits"):
+        certify_kernel(m, 0.5, 4, 1e-6, mode="a-priori", apriori_limit=1000)
+    ck = certify_kernel(m, 0.5, 4, 1e-6, mode="a-priori", apriori_limit=1000, force=True)
+    assert ck.certificate["precision_bits"] > 1000
+
+
+def test_constants_bound_the_exact_blocks():
+    """b, w, d, A_wt bound the exact quantities of the theorem (computed in Q(zeta))."""
+    m = DPLR([(-1, 1), Fraction(-1, 2), (-2, -3)], [[1, 0], [Fraction(1, 2), 1], [0, (0, 1)]], [1, 2, 3],
+             [1, (1, 1), -1], Q=[[Fraction(1, 3), 1], [1, 0], [(1, 1), Fraction(1, 2)]])
+    step, L = Fraction(1, 2), 8
+    ck = certify_kernel(m, step, L, 1e-12)
+    c = ck.certificate
+    E = exact_field_for(m.N, L)
+    res = filter_kernel(E, m, step, L, keep_blocks=True)
+    blocks, M, r = res.info["blocks"], res.info["M"], m.r
+    abs_ = lambda x: abs(E.to_acb(x, 300))
+    with ctx.workprec(300):
+        for k in range(M):
+            if k == M // 2:
+                continue
+            vals = [abs_(blocks[("C", "B")][k])] + [abs_(blocks[("C", i)][k]) for i in range(r)] + \
+                   [abs_(blocks[(i, "B")][k]) for i in range(r)] + \
+                   [sum((abs_(blocks[(i, j)][k]) for j in range(r)), arb(0)) for i in range(r)]
+            for v in vals:
+                assert v <= arb(c["b"])
+        for j, mu in enumerate(res.info["poles"]):
+            for k in range(M):
+                assert abs_(E.sub(E.root_of_unity(M, k), mu)) >= arb(c["d"])
+    assert c["kappa"] >= 64 * r * c["w"] ** 2 * (c["b"] + 1) ** 2 * c["s"] * (1 - 1e-12)
+
+
+def test_counts_match_a_counted_run():
+    from arith import Counting, Float64Field
+    m = DPLR([-1, -2, (-1, 3)], [1, 1, 1], [1, 1, 1], [1, -1, 1])
+    ck = certify_kernel(m, 0.5, 16, 1e-12)
+    C = Counting(Float64Field())
+    filter_kernel(C, m, 0.5, 16, c_tilde=[1.0] * 3, exceptional=[])
+    assert ck.counts["measured"] and ck.counts["ops"] == sum(C.counts.values())
+    assert ck.counts["peak_words"] == C.peak_words
+
+
+def test_supplied_c_tilde_agrees_with_formed():
+    from algorithms.dplr import c_tilde
+    m = DPLR([-1, (Fraction(-1, 2), 1)], [1, Fraction(1, 2)], [1, 2], [1, (0, 1)])
+    ct = c_tilde(E4, m, Fraction(1, 4), 8).value
+    ct_q = [E4.to_fractions(x) for x in ct]
+    a = certify_kernel(m, Fraction(1, 4), 8, 1e-14, c_tilde=ct_q)
+    b = certify_kernel(m, Fraction(1, 4), 8, 1e-14)
+    exact = exact_kernel(m, Fraction(1, 4), 8)
+    assert_encloses(a, exact)
+    assert_encloses(b, exact)
+    assert "c_tilde" not in a.certificate and b.certificate["c_tilde"]["counted_with_filter"] is False
+
+
+def test_resonances_are_refused_exactly():
+    with pytest.raises(CertificationError, match="resonant-diagonal"):
+        certify_kernel(DPLR([0], [0], [1], [1]), 1, 4, 1e-9)  # mu = 1 on the grid
+    with pytest.raises(CertificationError, match="resonant-correction"):
+        certify_kernel(DPLR([1], [1], [1], [1], Q=[(1, 1)]), 2, 4, 1e-9)
+
+
+def test_bad_input():
+    m = DPLR([-1], [1], [1], [1])
+    for kwargs, msg in [({"L": 0}, "L"), ({"eps": 0}, "eps"), ({"eps": -1e-3}, "eps"),
+                        ({"step": -1}, "step"), ({"step": float("nan")}, "non-finite"),
+                        ({"mode": "fast"}, "mode"), ({"c_tilde": [1, 2]}, "c_tilde"),
+                        ({"eps": float("nan")}, "non-finite")]:
+        args = {"step": 0.5, "L": 4, "eps": 1e-9, **kwargs}
+        with pytest.raises(ValueError, match=msg):
+            certify_kernel(m, **args)
+    from flint import acb as _acb
+    with pytest.raises(ValueError, match="exact"):
+        certify_kernel(DPLR([_acb(-1, 0)], [1], [1], [1]), 0.5, 4, 1e-9, mode="exact")

@@ -123,7 +123,8 @@ class _BallRun:
 
 def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_prec: int,
                  progress: Callable[[str], None], start_prec: int | None = None) -> _BallRun:
-    """Double the precision until the filter routes and every radius is <= eps."""
+    """Raise the precision until the filter routes and every radius is <= eps: double it
+    while undecided, else step to where the radii (which scale like 2^-prec) reach eps."""
     M = next_power_of_two(L)
     prec = start_prec or 64 + _log2_ceil_inv(eps)
     eps_f = float(eps)
@@ -132,11 +133,14 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
         F = BallField(prec)
         Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
         res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True)
+        next_prec = 2 * prec
         if res.ok:
             radius = max(F.radius(k) for k in res.value)
             if radius <= eps_f:
                 return _BallRun("ok", prec, res, F=F)
             reason = f"radius {radius:.3e} > eps"
+            if math.isfinite(radius):  # radii scale like 2^-prec: aim just past eps
+                next_prec = max(prec + 32, prec + math.ceil(math.log2(radius / eps_f)) + 32)
         elif res.status == "undecided":
             if res.info.get("stage") == "correction" and exact:
                 k = res.info["root"]
@@ -145,10 +149,10 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
             reason = f"undecided at {prec} bits ({res.info.get('reason', '')})"
         else:
             return _BallRun(res.status, prec, res, f"status {res.status} {res.info}")
-        if 2 * prec > max_prec:
+        if next_prec > max_prec:
             return _BallRun("precision-limit", prec, res,
                             f"not certified within {max_prec} bits: {reason}; raise the precision limit")
-        prec *= 2
+        prec = next_prec
 
 
 def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]:

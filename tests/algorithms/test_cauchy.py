@@ -1,10 +1,13 @@
+import cmath
+import math
 from fractions import Fraction
 
 import pytest
+from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from algorithms.cauchy import cauchy_direct, cauchy_on_roots
-from arith import BallField, ExactField
+from algorithms.cauchy import cauchy_direct, cauchy_on_roots, root_index
+from arith import BallField, Counting, ExactField, Float64Field, Truth
 from tests.helpers import all_enclose, all_exact_equal, gaussian
 
 E = ExactField(32)
@@ -88,3 +91,78 @@ def test_bad_input():
         cauchy_on_roots(E, [E.one()], [E.one()], 6)
     with pytest.raises(ValueError):  # omega = 1 is not a primitive 4th root
         cauchy_on_roots(E, [E.from_number(3)], [E.one()], 4, omega=E.one())
+
+
+def _counted_run(n: int, M: int, with_omega: bool):
+    """cauchy_on_roots under Counting(Float64Field()): operation total and peak words
+    beyond the 2n input words (both are independent of the values on an ok run)."""
+    C = Counting(Float64Field())
+    poles = [C.from_number(0.5 * cmath.exp(1j * (0.7 + 2.3 * j))) for j in range(n)]
+    weights = [C.from_number(complex(1, j % 3)) for j in range(n)]
+    omega = C.root_of_unity(M, 3) if with_omega else None
+    C.reset()
+    res = cauchy_on_roots(C, poles, weights, M, omega)
+    assert res.ok
+    return sum(C.counts.values()), C.peak_words - 2 * n - (1 if with_omega else 0)
+
+
+def _operation_bound(n: int, M: int, with_omega: bool) -> float:
+    """The explicit bound of cauchy_product_tree.md section 6: h depths of at most
+    6*13*n*log2(2n+2) + n operations, n leaf negations, 2n folding additions, two
+    transforms (3 M log2 M), M zero tests, M divisions, and M for the root search."""
+    h = (n - 1).bit_length()  # ceil(log2 n)
+    q = M.bit_length() - 1
+    return h * (6 * 13 * n * math.log2(2 * n + 2) + n) + n + 2 * n + 3 * M * q + 2 * M + (M if with_omega else 0)
+
+
+def test_tree_counts_and_words():
+    """Statement 4: operations within the explicit O((n+M) log^2(2+n+M)) bound, and
+    peak words / (n + M) bounded and no longer growing over doubling sizes."""
+    series = [[(2**j, 2**j) for j in range(1, 8)],      # n = M
+              [(2**j, 4) for j in range(1, 9)],         # n >> M
+              [(4, 2**j) for j in range(1, 10)],        # M >> n
+              [(3 * 2**j, 2**j) for j in range(0, 6)]]  # n = 3M, folding
+    for sizes in series:
+        ratios = []
+        for n, M in sizes:
+            with_omega = M >= 4 and n == M
+            ops, words = _counted_run(n, M, with_omega)
+            assert ops <= _operation_bound(n, M, with_omega)
+            ratios.append(words / (n + M))
+        assert max(ratios) <= 10
+        # O(n + M): the last doubling adds (almost) nothing to the ratio, whereas
+        # an extra log factor would add a constant at every doubling
+        assert ratios[-1] - ratios[-2] <= 0.2
+
+
+def test_root_index_in_ball_field():
+    """A ball around omega_0^s (odd s) that leaves exactly that candidate undecided
+    gives s; a ball wide enough to leave two candidates undecided gives
+    'undecided'; an exact point gives s by an exact zero test; a point that is no
+    primitive root raises."""
+    B = BallField(100)
+    for M, s in [(4, 3), (8, 5), (16, 1), (16, 7)]:
+        exact = E.root_of_unity(M, s)
+        mid = E.to_acb(exact, 120)
+        fuzzy = acb(arb(mid.real.mid(), 1e-3), arb(mid.imag.mid(), 1e-3))
+        assert fuzzy.contains(mid)
+        t = B.is_zero(B.sub(fuzzy, B.root_of_unity(M, s)))
+        assert t is Truth.UNKNOWN  # the TRUE shortcut is not taken
+        assert root_index(B, fuzzy, M).value == s
+        poles = [E.from_number((2, 1)), E.from_number(Fraction(-1, 3))]
+        weights = [E.one(), E.from_number((0, 5))]
+        got = cauchy_on_roots(B, [E.to_acb(x, 120) for x in poles], [E.to_acb(x, 120) for x in weights], M, fuzzy)
+        want = cauchy_direct(E, poles, weights, M, exact)
+        assert got.ok and want.ok and all_enclose(got.value, E, want.value)
+        wide = acb(arb(mid.real.mid(), 2.5), arb(mid.imag.mid(), 2.5))  # covers every candidate
+        assert root_index(B, wide, M).status == "undecided"
+        assert cauchy_on_roots(B, [E.to_acb(x, 120) for x in poles], [E.to_acb(x, 120) for x in weights], M,
+                               wide).status == "undecided"
+    # exactly two candidates undecided: omega_0^1 and omega_0^3 for M = 8, not 5 and 7
+    between = acb(arb(0, 0.75), arb(-0.7071, 0.01))
+    assert [B.is_zero(B.sub(between, B.root_of_unity(8, s))) for s in (1, 3, 5, 7)] == \
+        [Truth.UNKNOWN, Truth.UNKNOWN, Truth.FALSE, Truth.FALSE]
+    assert root_index(B, between, 8).status == "undecided"
+    assert root_index(B, acb(0, 1), 4).value == 3  # i = omega_0^3 exactly
+    with pytest.raises(ValueError):  # 1 is not a primitive 4th root
+        root_index(B, acb(1), 4)

@@ -5,10 +5,12 @@ from flint import acb, arb
 from hypothesis import given, strategies as st
 
 from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, c_tilde, kernel_by_powers, recurrent
+from algorithms.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, recurrent
+from algorithms.linalg import cdot
 from algorithms.s4 import convolve, filter_kernel
-from arith import BallField, ExactField
-from tests.helpers import all_enclose, all_exact_equal, gaussian, random_dplr
+from arith import BallField, ExactField, Truth, exact_parts
+from tests.algorithms.test_linalg import cofactor_det
+from tests.helpers import all_enclose, all_exact_equal, exact_equal, gaussian, random_dplr
 
 
 @st.composite
@@ -88,14 +90,129 @@ def test_spec_example_is_resonant_diagonal():
         assert filter_kernel(E, m, 1, L).status == "resonant-diagonal"
 
 
+def dense_resolvents(E, m, step, z):
+    """I - Abar z and, for z != -1, s(z) I - A with s(z) = a (1 - z)/(1 + z), a = 2/step,
+    as dense matrices (a list of one or two)."""
+    N = m.N
+    Abar = bilinear(E, m, step).value[0]
+    eye = lambda i, j: E.one() if i == j else E.zero()
+    out = [[[E.sub(eye(i, j), E.mul(Abar[i][j], z)) for j in range(N)] for i in range(N)]]
+    if E.is_zero(E.add(E.one(), z)) is Truth.FALSE:
+        A = m.dense_A(E)
+        a = E.div(E.const(2), E.from_number(step))
+        s = E.div(E.mul(a, E.sub(E.one(), z)), E.add(E.one(), z))
+        out.append([[E.sub(E.mul(s, eye(i, j)), A[i][j]) for j in range(N)] for i in range(N)])
+    return out
+
+
 def test_resonant_correction():
     """lambda = 1, P = 1, Q = 1 + i, step 2: A = 1 - (1 - i) = i = s(z) at z = -i (k = 1, M = 4),
-    while s(z) - lambda != 0 at every root."""
-    m = DPLR([1], [1], [1], [1], Q=[(1, 1)])
+    while s(z) - lambda != 0 at every root.  At the reported root, I - Abar z_k and
+    s(z_k) I - A are singular (cofactor determinants, exactly); the same with a second,
+    uncoupled state."""
     E = ExactField(8)
-    res = filter_kernel(E, m, 2, 4)
-    assert res.status == "resonant-correction" and res.info["root"] == 1
-    assert kernel_by_powers(E, m, 2, 4).ok  # the kernel exists; only the filter route is blocked
+    for m in (DPLR([1], [1], [1], [1], Q=[(1, 1)]),
+              DPLR([1, Fraction(-1, 2)], [1, 0], [1, 3], [1, (2, -1)], Q=[(1, 1), 0])):
+        res = filter_kernel(E, m, 2, 4)
+        assert res.status == "resonant-correction" and res.info["root"] == 1
+        assert kernel_by_powers(E, m, 2, 4).ok  # the kernel exists; only the filter route is blocked
+        for k in range(4):  # singular at the reported root only (z_2 = -1: I - Abar z only)
+            tests = [E.is_zero(cofactor_det(E, G)) for G in dense_resolvents(E, m, 2, E.root_of_unity(4, k))]
+            assert tests == [Truth.TRUE] * 2 if k == 1 else tests == [Truth.FALSE] * (1 if k == 2 else 2)
+
+
+def test_resonant_diagonal_with_invertible_resolvent():
+    """Lambda = 0, P = Q = 1, step 1: mu = 1 = z_0, so the status is resonant-diagonal,
+    yet s(z_0) I - A = 1 and I - Abar = 2/3 are invertible and the kernel
+    (2/3)(1/3)^j exists (bilinear_filter.md, section 6)."""
+    m = DPLR([0], [1], [1], [1])
+    E = ExactField(16)
+    for L in (1, 4, 8):
+        assert filter_kernel(E, m, 1, L).status == "resonant-diagonal"
+    K = kernel_by_powers(E, m, 1, 8)
+    assert K.ok and all_exact_equal(E, K.value, [E.from_number(Fraction(2, 3) * Fraction(1, 3)**j) for j in range(8)])
+    G1, G2 = dense_resolvents(E, m, 1, E.one())  # z_0 = 1
+    assert exact_equal(E, G1[0][0], E.from_number(Fraction(2, 3))) and exact_equal(E, G2[0][0], E.one())
+
+
+def test_cauchy_sums_at_minus_one():
+    """At z = -1 (not used by the filter) every S_uv equals (step/2) u* v (end of
+    bilinear_filter.md section 3), exceptional indices included."""
+    step = Fraction(1, 2)
+    m = DPLR([-4, Fraction(-1, 3), (-1, 2)], [[1, 2], [Fraction(1, 2), 0], [(0, 1), -1]], [1, 2, 3],
+             [1, (1, -1), 2], Q=[[(1, 1), 0], [1, 3], [2, (0, -1)]])
+    E = ExactField(16)
+    res = filter_kernel(E, m, step, 7, keep_blocks=True)
+    assert res.ok and res.info["exceptional"] == [0]
+    M = res.info["M"]
+    f = E.from_number
+    Ct = res.info["c_tilde"]
+    B = [f(x) for x in m.B]
+    Pc = [[f(row[i]) for row in m.P] for i in range(m.r)]
+    Qc = [[f(row[i]) for row in m.Q] for i in range(m.r)]
+    vec = {"C": Ct, "B": B}
+    half = f(step / 2)
+    for (ku, kv), vals in res.info["blocks"].items():
+        u = vec[ku] if ku == "C" else Qc[ku]
+        v = vec[kv] if kv == "B" else Pc[kv]
+        assert exact_equal(E, vals[M // 2], E.mul(half, cdot(E, u, v)))
+
+
+def test_ok_implies_invertible_resolvents():
+    """Statement 3, second half: after an ok run, I - Abar z_k is invertible at every
+    root (cofactor determinants, exactly), z_k = -1 included."""
+    E = ExactField(16)
+    models = [(DPLR([-4, Fraction(-1, 3), (-1, 2)], [[1], [Fraction(1, 2)], [(0, 1)]], [1, 2, 3], [1, (1, -1), 2]),
+               Fraction(1, 2), 7),
+              (DPLR([-1, (0, 1)], [[1], [2]], [1, 1], [1, -1], Q=[[(1, 1)], [Fraction(1, 3)]]), 1, 4)]
+    for m, step, L in models:
+        res = filter_kernel(E, m, step, L)
+        assert res.ok
+        for k in range(res.info["M"]):
+            G = dense_resolvents(E, m, step, E.root_of_unity(res.info["M"], k))[0]
+            assert E.is_zero(cofactor_det(E, G)) is Truth.FALSE
+
+
+@st.composite
+def small_problems(draw):
+    N = draw(st.integers(1, 4))
+    step = draw(st.builds(Fraction, st.integers(1, 8), st.integers(1, 4)))
+    m = random_dplr(draw, N, draw(st.integers(1, 2)), step, exceptional=draw(st.booleans()))
+    return m, step, draw(st.integers(1, 8))
+
+
+@given(p=small_problems())
+def test_supplied_exceptional_partition(p):
+    """Supplying the exact partition (lambda_j = -2/step, found here with fractions)
+    gives the same status and kernel as the run that decides it."""
+    m, step, L = p
+    E = field_for(L)
+    exc = [j for j, l in enumerate(m.Lambda) if exact_parts(l) == (-2 / step, 0)]
+    a = filter_kernel(E, m, step, L, exceptional=exc)
+    b = filter_kernel(E, m, step, L)
+    assert a.status == b.status
+    if a.ok:
+        assert a.info["exceptional"] == b.info["exceptional"] == exc
+        assert all_exact_equal(E, a.value, b.value)
+
+
+def test_supplied_exceptional_partition_with_balls():
+    """lambda_0 given as a ball around -2/step (the partition cannot be decided in the
+    ball field): with the exact partition supplied the run is ok and its kernel encloses
+    the exact kernel of lambda_0 = -2/step.  Indices out of range raise."""
+    rest = dict(P=[[1], [Fraction(1, 2)]], B=[1, 2], C=[1, (1, -1)], Q=[[(0, 1)], [1]])
+    exact_model = DPLR([-2, Fraction(-1, 2)], **rest)
+    ball_model = DPLR([acb(arb(-2, 1e-40)), Fraction(-1, 2)], **rest)
+    E = field_for(5)
+    want = filter_kernel(E, exact_model, 1, 5)
+    assert want.ok and want.info["exceptional"] == [0]
+    Bf = BallField(128)
+    assert filter_kernel(Bf, ball_model, 1, 5).status == "undecided"
+    got = filter_kernel(Bf, ball_model, 1, 5, exceptional=[0])
+    assert got.ok and all_enclose(got.value, E, want.value)
+    for bad in ([2], [-1], [0, 5]):
+        with pytest.raises(ValueError, match="exceptional"):
+            filter_kernel(E, exact_model, 1, 5, exceptional=bad)
 
 
 def test_exceptional_partition_and_minus_one_root():

@@ -25,6 +25,49 @@ def test_error_at_most_u_per_operation(k, a, b):
         assert (Q2(*F.to_fractions(got)) - exact).abs2() <= F.u ** 2
 
 
+@given(k=st.integers(1, 400), a=st.tuples(big, big), b=st.tuples(big, big))
+def test_additions_are_exact(k, a, b):
+    """add, sub, neg, conj are exact on the held values (statement 1)."""
+    F = RoundedField(k)
+    x, y = F.from_number(a), F.from_number(b)
+    hx, hy = Q2(*F.to_fractions(x)), Q2(*F.to_fractions(y))
+    for got, exact in [(F.add(x, y), hx + hy), (F.sub(x, y), hx - hy), (F.neg(x), -hx), (F.conj(x), hx.conj())]:
+        assert F.to_fractions(got) == (exact.re, exact.im)
+
+
+@given(k=st.integers(1, 400), a=st.tuples(big, big), b=st.tuples(big, big), q=big)
+def test_rounding_within_half_u_per_part(k, a, b, q):
+    """Inputs, rational constants, products and quotients: each part within u/2, so
+    the modulus error is at most (sqrt 2 / 2) u (statements 2 and 3)."""
+    F = RoundedField(k)
+    half = F.u / 2
+    x, y = F.from_number(a), F.from_number(b)
+    hx, hy = Q2(*F.to_fractions(x)), Q2(*F.to_fractions(y))
+    cases = [(x, Q2(*a)), (y, Q2(*b)), (F.const(q), Q2(q)), (F.mul(x, y), hx * hy)]
+    if hy.abs2() != 0:
+        cases.append((F.div(x, y), hx / hy))
+    for got, exact in cases:
+        err = Q2(*F.to_fractions(got)) - exact
+        assert abs(err.re) <= half and abs(err.im) <= half
+        assert 2 * err.abs2() <= F.u ** 2
+    assert F.to_fractions(F.zero()) == (0, 0) and F.to_fractions(F.one()) == (1, 0)
+
+
+@given(k=st.integers(1, 300), M=st.sampled_from([8, 16, 32, 64]), j=st.integers(0, 63))
+def test_roots_within_the_sharper_bound(k, M, j):
+    """Statement 4: each part of a supplied root within 2^-(k+1) + 2^-(k+16) of the exact
+    root of Q(zeta_64) (compared through a much tighter ball), so the modulus error is
+    at most sqrt 2 (2^-(k+1) + 2^-(k+16))."""
+    from flint import arb, ctx, fmpq
+    F = RoundedField(k)
+    held = F.to_fractions(F.root_of_unity(M, j))
+    exact = ExactField(64).to_acb(ExactField(64).root_of_unity(M, j), k + 64)
+    with ctx.workprec(k + 64):
+        bound = arb(2) ** (-(k + 1)) + arb(2) ** (-(k + 16))
+        for h, e in zip(held, (exact.real, exact.imag)):
+            assert abs(arb(fmpq(h.numerator, h.denominator)) - e) < bound
+
+
 def test_large_k_root_and_product():
     """u = 2^-200000: a root of unity and a product stay within u (checked exactly
     against Q(zeta_16) through a ball enclosure at higher precision)."""

@@ -39,10 +39,11 @@ def _positive_int(text: str) -> int:
 
 
 def _positive_number(text: str) -> str:
-    """Kept as text: read exactly later (a decimal like 0.01 is read as that float)."""
+    """Kept as text and read exactly later: integers and "p/q" exactly, decimals as the
+    float they name."""
     try:
-        v = float(text)
-    except ValueError:
+        v = _number(text)
+    except (ValueError, ZeroDivisionError):
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not (v > 0 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")

@@ -30,6 +30,7 @@ class APrioriResult:
     rad: np.ndarray
     balls: list
     certificate: dict
+    values: list  # the rounded circuit outputs, exactly (each within eps of K_j)
 
 
 def _point_fraction(x: arb) -> Fraction:
@@ -125,7 +126,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     cert = {"T0": T0, "V0": str(V0), "D0": str(D0), "log2_K0": log2_K0, "log2_u": -k, "precision_bits": k,
             "max_radius": float(eps), "checked_against_ball": True,
             "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
-    return APrioriResult(mid, rad, enclosures, cert)
+    return APrioriResult(mid, rad, enclosures, cert, values)
 
 
 def _replace_c_tilde(inputs: list, old: list, new: list, n: int) -> list:

@@ -183,7 +183,10 @@ def cmd_kernel(args) -> int:
         print(f"counts: not measured ({c.get('reason')})")
     if args.out or args.npz:
         from .files import save_kernel
-        save_kernel(args.out, ck, model, step, npz=args.npz) if args.out else _save_npz_only(ck, args.npz)
+        if args.out:
+            save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
+        else:
+            _save_npz_only(ck, args.npz)
         print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
     return 0
 

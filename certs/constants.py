@@ -14,6 +14,7 @@ Every bound comes from balls that enclose the exact values, so it holds for them
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from flint import acb, arb, ctx
@@ -96,8 +97,8 @@ def filter_constants(F: BallField, info: dict, r: int) -> dict:
             beta = (1 + F.root_of_unity(M, k)) / 2
             T = [[blocks[(i, c)][k] for c in range(r)] for i in range(r)]
             cands = [_abs_upper(blocks[("C", "B")][k]),
-                     _norm_inf([[blocks[("C", i)][k]] for i in range(r)]),
-                     _norm_inf([[blocks[(i, "B")][k]] for i in range(r)]),
+                     _norm_inf([[blocks[("C", i)][k] for i in range(r)]]),  # u is a row
+                     _norm_inf([[blocks[(i, "B")][k]] for i in range(r)]),  # v is a column
                      _norm_inf(T)]
             for c in cands:
                 b = b if b >= c else c
@@ -109,21 +110,30 @@ def filter_constants(F: BallField, info: dict, r: int) -> dict:
                 cols = [lu_solve(F, f.value, [F.one() if i == c else F.zero() for i in range(r)]) for c in range(r)]
                 inv_norm = _norm_inf([[cols[c][i] for c in range(r)] for i in range(r)])
             w = w if w >= inv_norm else inv_norm
-        d = separation(F, info["poles"], M)
+        d_f = float_lower(separation(F, info["poles"], M))
         a_wt = {}
-        s = arb(1)
+        s_f = 1.0
         for key, weights in info["weights"].items():
             total = arb(0)
             for a_j in weights:
                 total += _abs_upper(a_j)
-            total = total.upper()
-            a_wt[_key(key)] = float_upper(total)
-            if weights:
-                ratio = (total / d).upper() if d > 0 else arb(math.inf)
-                s = s if s >= ratio else ratio
-        kappa = (64 * r * w * w * (b + 1) ** 2 * s).upper()
-    return {"b": float_upper(b), "w": float_upper(w), "s": float_upper(s), "d": float_lower(d),
-            "A_wt": a_wt, "kappa": float_upper(kappa), "partition": list(info["exceptional"]), "r": r}
+            a_wt[_key(key)] = a_f = float_upper(total.upper())
+            if weights:  # s bounds A_wt/d of the stored (rounded) numbers themselves
+                ratio = _ratio_up(a_f, d_f)
+                s_f = max(s_f, ratio)
+        b_f, w_f = float_upper(b), float_upper(w)
+        kappa = (64 * r * arb(w_f) ** 2 * (arb(b_f) + 1) ** 2 * arb(s_f)).upper() if math.isfinite(s_f) else arb(math.inf)
+    return {"b": b_f, "w": w_f, "s": s_f, "d": d_f, "A_wt": a_wt, "kappa": float_upper(kappa),
+            "partition": list(info["exceptional"]), "r": r}
+
+
+def _ratio_up(a: float, d: float) -> float:
+    """The least float >= a/d (exactly: floats are rationals)."""
+    if d <= 0 or not math.isfinite(a):
+        return math.inf
+    q = Fraction(a) / Fraction(d)
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 def _key(key: tuple) -> str:

@@ -51,8 +51,9 @@ class CertifiedKernel:
     """K_L with |K_j - mid_j| <= rad_j for the stored float64 midpoints (complex modulus).
 
     ``balls`` keeps the enclosures at full precision (acb), whose radii are <= eps
-    (ball mode) or whose error bound is eps (a-priori mode); ``exact`` holds the exact
-    Gaussian-rational values in exact mode."""
+    (ball mode) or whose error bound is eps (a-priori mode); ``exact`` holds exact
+    Gaussian rationals: the kernel itself in exact mode, the rounded circuit outputs
+    (each within eps of K_j) in a-priori mode."""
 
     mid: np.ndarray
     rad: np.ndarray
@@ -136,7 +137,7 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
         next_prec = 2 * prec
         if res.ok:
             radius = max(F.radius(k) for k in res.value)
-            if radius <= eps_f:
+            if Fraction(radius) <= eps:  # radius is an upper bound; eps compared exactly
                 return _BallRun("ok", prec, res, F=F)
             reason = f"radius {radius:.3e} > eps"
             if math.isfinite(radius):  # radii scale like 2^-prec: aim just past eps
@@ -262,7 +263,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         from .apriori import apriori_kernel
         ap = apriori_kernel(model, step, L, eps_q, c_tilde, exceptional, balls, F, apriori_limit, force, progress)
         mid, rad = ap.mid, ap.rad
-        balls = ap.balls
+        balls, exact_values = ap.balls, ap.values
         certificate.update(ap.certificate)
     counts = _counts(model, step, L, exceptional, counts)
     certificate["seconds"] = round(time.perf_counter() - t0, 6)

@@ -128,3 +128,4 @@ def cauchy_direct(F, poles: list, weights: list, M: int, omega=None) -> Result:
     if unknown:
         return undecided("a pole may lie on the root grid")
     return Result(OK, out)
+from .fast_cauchy import cauchy_fast, cauchy_fast_many  # noqa: E402,F401  (re-export)

@@ -16,23 +16,47 @@ from __future__ import annotations
 from typing import Any
 
 from .cauchy import cauchy_direct, cauchy_on_roots
+from .fast_cauchy import cauchy_fast_many
 from .dft import idft, next_power_of_two
 from .dplr import DPLR, check_length, c_tilde as form_c_tilde, in_field, read_step
 from .linalg import cdot, dot, lu, lu_solve
 from .result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
                      undecided, zero_partition)
 
-CAUCHY_ROUTES = {"tree": cauchy_on_roots, "direct": cauchy_direct}
+CAUCHY_ROUTES = ("tree", "direct", "fast")
+
+
+def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Result:
+    """Every weight set's Cauchy sum on the grid, by one route; value keyed like weights.
+    The fast route shares its plan across the sets and reports its truncation bounds."""
+    keys = list(weights)
+    if route == "fast":
+        res = cauchy_fast_many(F, poles, [weights[k] for k in keys], M, eps)
+        if not res.ok:
+            return res
+        return Result(OK, dict(zip(keys, res.value)), {"fast": {k: v for k, v in res.info.items()
+                                                                 if k in ("p", "p0", "theta", "rho0", "leaf")},
+                                                        "bound": dict(zip(keys, res.info["bound"]))})
+    f = cauchy_on_roots if route == "tree" else cauchy_direct
+    out = {}
+    for k in keys:
+        res = f(F, poles, weights[k], M)
+        if not res.ok:
+            return res
+        out[k] = res.value
+    return Result(OK, out)
 
 
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
                   cauchy: str = "tree", exceptional: list[int] | None = None,
-                  keep_blocks: bool = False) -> Result:
+                  keep_blocks: bool = False, cauchy_eps: float | None = None) -> Result:
     """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
 
     ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
     formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
-    Cauchy route: ``"tree"`` (product tree, the spec's) or ``"direct"``.
+    Cauchy route: ``"tree"`` (product tree, the spec's), ``"direct"``, or ``"fast"``
+    (hierarchical arcs, relative accuracy ``cauchy_eps`` per sum; in ball fields the
+    truncation bounds are in the radii, in float64 they are in ``info["cauchy"]``).
     ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),
     decided elsewhere, in place of zero tests in F.  With ``keep_blocks`` the result's
     info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
@@ -48,7 +72,8 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     check_length(L)
     if cauchy not in CAUCHY_ROUTES:
         raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
-    sum_on_roots = CAUCHY_ROUTES[cauchy]
+    if cauchy == "fast" and not (cauchy_eps is not None and 0 < cauchy_eps < 1):
+        raise ValueError(f"the fast Cauchy route needs 0 < cauchy_eps < 1, got {cauchy_eps!r}")
     M = next_power_of_two(L)
     delta = read_step(F, step)
     m = in_field(F, model)
@@ -79,38 +104,30 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     poles = [F.div(F.sub(a, m.lam[j]), shifted[j]) for j in regular]
     gains = [F.div(F.const(-2), shifted[j]) for j in regular]
 
-    kept_weights = {}
-
-    def S(u: list, v: list, key) -> Result:
-        """S_uv on the grid: the Cauchy sum plus its exceptional constant."""
-        cu = [F.conj(x) for x in u]
-        weights = [F.mul(g, F.mul(cu[j], v[j])) for g, j in zip(gains, regular)]
-        if keep_blocks:
-            kept_weights[key] = weights
-        res = sum_on_roots(F, poles, weights, M)
-        if res.status == COLLISION:
-            return Result(RESONANT_DIAGONAL, info=res.info)
-        if not res.ok:
-            res.info["stage"] = "cauchy"
-            return res
-        if not exceptional:
-            return res
-        const = F.mul(half_delta, dot(F, [cu[j] for j in exceptional], [v[j] for j in exceptional]))
-        return Result(OK, [F.add(y, const) for y in res.value])
-
     Pc = [[row[i] for row in m.P] for i in range(r)]
     Qc = [[row[i] for row in m.Q] for i in range(r)]
-    sums = {("C", "B"): S(Ct, m.B, ("C", "B"))}
+    pairs = {("C", "B"): (Ct, m.B)}
     for i in range(r):
-        sums[("C", i)] = S(Ct, Pc[i], ("C", i))
-        sums[(i, "B")] = S(Qc[i], m.B, (i, "B"))
+        pairs[("C", i)] = (Ct, Pc[i])
+        pairs[(i, "B")] = (Qc[i], m.B)
         for k in range(r):
-            sums[(i, k)] = S(Qc[i], Pc[k], (i, k))
-    for res in sums.values():
-        if not res.ok:
-            return res
-    vals = {key: res.value for key, res in sums.items()}
-    del sums
+            pairs[(i, k)] = (Qc[i], Pc[k])
+    conj_u = {key: [F.conj(x) for x in u] for key, (u, _) in pairs.items()}
+    weights = {key: [F.mul(g, F.mul(conj_u[key][j], v[j])) for g, j in zip(gains, regular)]
+               for key, (_, v) in pairs.items()}
+    sums = _cauchy_sums(F, cauchy, poles, weights, M, cauchy_eps)
+    if not sums.ok:
+        if sums.status == COLLISION:
+            return Result(RESONANT_DIAGONAL, info=sums.info)
+        sums.info["stage"] = "cauchy"
+        return sums
+    if exceptional:  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j
+        for key, (_, v) in pairs.items():
+            const = F.mul(half_delta, dot(F, [conj_u[key][j] for j in exceptional], [v[j] for j in exceptional]))
+            sums.value[key] = [F.add(y, const) for y in sums.value[key]]
+    vals = sums.value
+    kept_weights = weights
+
 
     H = [None] * M
     minus_one = M // 2 if M >= 2 else None
@@ -131,7 +148,7 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
         X = lu_solve(F, f.value, [vals[(i, "B")][k] for i in range(r)])
         corr = dot(F, [vals[("C", i)][k] for i in range(r)], X)
         H[k] = F.sub(vals[("C", "B")][k], F.mul(beta, corr))
-    info = {"M": M, "exceptional": exceptional}
+    info = {"M": M, "exceptional": exceptional, "cauchy": {"route": cauchy, **sums.info}}
     if keep_blocks:
         info.update(blocks=vals, poles=poles, weights=kept_weights, c_tilde=Ct)
     del vals

@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--counts", dest="counts", action="store_true", default=None,
                    help="measure operation counts even for large N + L")
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
+    k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
+                   help="Cauchy route of the certifying ball run (default auto)")
     k.add_argument("--quiet", action="store_true", help="no progress display")
 
     a = sub.add_parser("audit", help="re-verify a kernel file independently")
@@ -159,7 +161,7 @@ def cmd_kernel(args) -> int:
     t0 = time.perf_counter()
     try:
         ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
-                            force=args.force, counts=counts, progress=progress)
+                            force=args.force, counts=counts, cauchy=args.cauchy, progress=progress)
     except CertificationError as e:
         progress.done()
         print(f"s4cert: not certified: {e}", file=sys.stderr)

@@ -121,6 +121,7 @@ class _BallRun:
     reason: str = ""
     F: BallField | None = None
     sum_eps: float | None = None
+    c_tilde_seconds: float = 0.0
 
 
 #: below this many states the product tree (FLINT polynomial arithmetic) is as fast; from
@@ -150,14 +151,17 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
     while True:
         progress(f"ball filter ({route}) at {prec} bits")
         F = BallField(prec)
+        t_ct = time.perf_counter()
         Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
+        t_ct = time.perf_counter() - t_ct
         res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True,
                             cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
         next_prec = 2 * prec
         if res.ok:
             radius = max(F.radius(k) for k in res.value)
             if Fraction(radius) <= eps:  # radius is an upper bound; eps compared exactly
-                return _BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None)
+                return _BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
+                                c_tilde_seconds=t_ct)
             reason = f"radius {radius:.3e} > eps"
             if math.isfinite(radius):  # radii scale like 2^-prec (and like sum_eps): aim past eps
                 gain = math.ceil(math.log2(radius / eps_f)) + 32
@@ -190,7 +194,8 @@ def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray
 # -- counts -----------------------------------------------------------------------
 
 def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route: str = "tree",
-                   sum_eps: float | None = None) -> dict:
+                   sum_eps: float | None = None
+    c_tilde_seconds: float = 0.0) -> dict:
     """Operations by kind, word reads/writes and peak words of the filter (C~ supplied),
     measured by running the generic procedure under Counting(Float64Field()) on the
     same Cauchy route (with the same per-sum accuracy for the arcs)."""
@@ -296,7 +301,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     certificate["seconds"] = round(time.perf_counter() - t0, 6)
     if c_tilde is None:
         certificate["c_tilde"] = {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
-                                  "counted_with_filter": False}
+                                  "counted_with_filter": False, "seconds": round(run.c_tilde_seconds, 6),
+                                  "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
 
 

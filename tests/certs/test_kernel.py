@@ -176,3 +176,32 @@ def test_bad_input():
     from flint import acb as _acb
     with pytest.raises(ValueError, match="exact"):
         certify_kernel(DPLR([_acb(-1, 0)], [1], [1], [1]), 0.5, 4, 1e-9, mode="exact")
+
+
+@settings(max_examples=6)
+@given(p=problems(), route=st.sampled_from(["fast", "direct", "tree"]))
+def test_every_cauchy_route_encloses_exact(p, route):
+    m, step, L = p
+    try:
+        ck = certify_kernel(m, step, L, 1e-13, cauchy=route, counts=False)
+    except CertificationError as e:
+        assert "resonant" in str(e) or "singular" in str(e)
+        return
+    assert ck.certificate["cauchy"]["route"] == route
+    assert_encloses(ck, exact_kernel(m, step, L))
+
+
+def test_fast_route_records_orders_and_bounds():
+    N = 10  # small rationals keep the exact reference cheap
+    lam = [(Fraction(-1, 2) - Fraction(j, 7), 3 * j) for j in range(N)]
+    P = [Fraction(1, j + 2) for j in range(N)]
+    B = [(1, Fraction(j, 3)) for j in range(N)]
+    C = [Fraction((-1) ** j, j + 1) for j in range(N)]
+    m = DPLR(lam, P, B, C)
+    step = Fraction(1, 16)
+    ck = certify_kernel(m, step, 32, 1e-12)  # auto picks the arcs at N >= 8
+    rec = ck.certificate["cauchy"]
+    assert rec["route"] == "fast" and rec["p"] >= 1 and rec["p0"] >= 1 and rec["theta"] == 0.4
+    assert 0 <= rec["max_truncation_bound"] <= 1e-12
+    assert ck.counts["route"] == "fast"
+    assert_encloses(ck, exact_kernel(m, step, 32))

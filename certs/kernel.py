@@ -194,8 +194,7 @@ def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray
 # -- counts -----------------------------------------------------------------------
 
 def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route: str = "tree",
-                   sum_eps: float | None = None
-    c_tilde_seconds: float = 0.0) -> dict:
+                   sum_eps: float | None = None) -> dict:
     """Operations by kind, word reads/writes and peak words of the filter (C~ supplied),
     measured by running the generic procedure under Counting(Float64Field()) on the
     same Cauchy route (with the same per-sum accuracy for the arcs)."""

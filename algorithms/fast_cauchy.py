@@ -32,7 +32,7 @@ import numpy as np
 from flint import acb, acb_mat, arb, ctx, fmpq
 
 from arith import BallField, ExactField, Float64Field, Truth, check_power_of_two
-from arith.ball import float_upper
+from arith.ball import float_lower, float_upper
 
 from .dft import dft
 from .result import COLLISION, OK, Result, undecided
@@ -155,6 +155,7 @@ def _mul_up(a, b):
     return np.where((a == 0) | (b == 0), 0.0, _up(a * b))
 
 
+@np.errstate(over="ignore")  # an overflow to inf is an upper bound still
 def _pow_up(x: np.ndarray, k: int) -> np.ndarray:
     out, base, k0 = np.ones_like(x), x.copy(), k
     while k:
@@ -165,6 +166,7 @@ def _pow_up(x: np.ndarray, k: int) -> np.ndarray:
     return np.where(x == 0, 0.0, out) if k0 else out
 
 
+@np.errstate(over="ignore")  # inf rounded down is the largest float: a lower bound still
 def _pow_dn(x: np.ndarray, k: int) -> np.ndarray:
     out, base = np.ones_like(x), x.copy()
     while k:
@@ -187,15 +189,6 @@ def _sum_up(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray
 
 def _total_up(values: np.ndarray) -> float:
     return float(_sum_up(values, np.zeros(values.size, dtype=np.int64), 1)[0])
-
-
-def _float_lower(x: arb) -> float:
-    """The greatest float certainly <= every point of the real ball x."""
-    lo = x.lower()
-    f = float(lo)
-    while not (arb(f) <= lo):
-        f = math.nextafter(f, -math.inf)
-    return f
 
 
 # -- geometry: zones and admissibility from enclosures -----------------------------------
@@ -251,7 +244,7 @@ class _Geometry:
                 return INNER, float_upper(up)
             lo = e.abs_lower()
             if lo * arb(rho0) >= 1:
-                return OUTER, _float_lower(lo)
+                return OUTER, float_lower(lo)
         return 0, math.nan
 
     def certify(self, tree: ArcTree, l: int, js: np.ndarray, bs: np.ndarray,
@@ -274,7 +267,7 @@ class _Geometry:
                     continue
                 tb = float_upper(R / lo)
                 if tb <= theta:
-                    ok[t], lo_out[t], tb_out[t] = True, _float_lower(lo), tb
+                    ok[t], lo_out[t], tb_out[t] = True, float_lower(lo), tb
         return ok, lo_out, tb_out
 
 
@@ -374,7 +367,8 @@ def truncation_bounds(plan: Plan, absw: np.ndarray, p: int, p0: int) -> tuple[np
         B_in = np.array([_total_up(_mul_up(absw[i, plan.inner], f)) for i in range(nw)])
     if plan.outer:
         m = plan.mag[plan.outer]
-        f = _up(1 / _dn(_pow_dn(m, p0) * _dn(m - 1)))
+        with np.errstate(over="ignore"):  # inf rounds down to the largest float: still a lower bound
+            f = _up(1 / _dn(_pow_dn(m, p0) * _dn(m - 1)))
         B_out = np.array([_total_up(_mul_up(absw[i, plan.outer], f)) for i in range(nw)])
     return _add_up(E, _add_up(B_in, B_out)[:, None]), B_in, B_out
 

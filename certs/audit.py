@@ -38,10 +38,10 @@ from algorithms.linalg import lu, lu_solve, matmul, solve
 from algorithms.result import undecided
 from algorithms.s4 import filter_kernel
 from arith import BallField, ExactField, trace
-from arith.ball import float_upper
+from arith.ball import float_lower, float_upper
 
 from . import routing
-from .constants import float_lower, separation
+from .constants import separation
 from .files import KernelFile, SOURCES, exact_arb, load_kernel, parse_rational
 
 #: the dense route (powers of Abar) is used when its cost N^2 L (+ N^3 log2 M with a

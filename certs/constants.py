@@ -21,16 +21,7 @@ from flint import acb, arb, ctx
 
 from algorithms.linalg import lu, lu_solve
 from arith import BallField
-from arith.ball import float_upper
-
-
-def float_lower(x: arb) -> float:
-    """The largest float certainly <= every point of the real ball x."""
-    l = x.lower()
-    f = float(l)
-    while not (arb(f) <= l):
-        f = math.nextafter(f, -math.inf)
-    return f
+from arith.ball import float_lower, float_upper
 
 
 def _abs_upper(x: acb) -> arb:
@@ -132,7 +123,10 @@ def _ratio_up(a: float, d: float) -> float:
     if d <= 0 or not math.isfinite(a):
         return math.inf
     q = Fraction(a) / Fraction(d)
-    f = float(q)
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 

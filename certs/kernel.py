@@ -25,7 +25,7 @@ import numpy as np
 from flint import acb, acb_mat, arb, ctx
 
 from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, check_length, read_step
+from algorithms.dplr import DPLR, bilinear, check_length, read_step
 from algorithms.s4 import filter_kernel
 from arith import BallField, Counting, ExactField, Float64Field, exact_parts
 from arith.ball import float_upper
@@ -148,18 +148,31 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
     prec = 64 + _log2_ceil_inv(eps)
     eps_f = float(eps)
     sum_eps = min(1e-3, eps_f * 1e-3)
+    if prec > max_prec:
+        return _BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
+                        f"above the limit of {max_prec}; raise the precision limit")
     while True:
         progress(f"ball filter ({route}) at {prec} bits")
         F = BallField(prec)
         t_ct = time.perf_counter()
-        Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
+        try:
+            Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
+        except ZeroDivisionError:  # the ball solve with G = I - (step/2) A could not invert G
+            if exact and not bilinear(ExactField(4), model, step).ok:
+                return _BallRun("singular-bilinear-matrix", prec, None, "G = I - (step/2) A is singular (decided exactly)")
+            Ct, res, reason = None, None, f"G not certified invertible at {prec} bits"
         t_ct = time.perf_counter() - t_ct
+        if Ct is None:
+            if 2 * prec > max_prec:
+                return _BallRun("precision-limit", prec, None, f"not certified within {max_prec} bits: {reason}")
+            prec *= 2
+            continue
         res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True,
                             cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
         next_prec = 2 * prec
         if res.ok:
             radius = max(F.radius(k) for k in res.value)
-            if Fraction(radius) <= eps:  # radius is an upper bound; eps compared exactly
+            if math.isfinite(radius) and Fraction(radius) <= eps:  # an upper bound; eps compared exactly
                 return _BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
                                 c_tilde_seconds=t_ct)
             reason = f"radius {radius:.3e} > eps"

@@ -205,3 +205,30 @@ def test_fast_route_records_orders_and_bounds():
     assert 0 <= rec["max_truncation_bound"] <= 1e-12
     assert ck.counts["route"] == "fast"
     assert_encloses(ck, exact_kernel(m, step, 32))
+
+
+def test_singular_G_is_refused_exactly_and_near_singular_certified():
+    with pytest.raises(CertificationError, match="singular-bilinear-matrix"):
+        certify_kernel(DPLR([4, -1], [0, 0], [1, 1], [1, 1]), Fraction(1, 2), 8, 1e-9)
+    m = DPLR([4 + 2.0 ** -40, -1], [0, 0], [1, 1], [1, 1])  # G invertible, barely
+    ck = certify_kernel(m, Fraction(1, 2), 8, 1e-9)
+    assert_encloses(ck, exact_kernel(m, Fraction(1, 2), 8))
+
+
+def test_collision_at_minus_i_is_refused_exactly():
+    # mu = (a - lambda)/(a + lambda) = -i with a = 2: lambda = 2i; -i is on the grid for M >= 4
+    with pytest.raises(CertificationError, match="resonant-diagonal"):
+        certify_kernel(DPLR([(0, 2), -1], [0, 0], [1, 1], [1, 1]), 1, 4, 1e-9)
+    certify_kernel(DPLR([(0, 2), -1], [0, 0], [1, 1], [1, 1]), 1, 2, 1e-9)  # M = 2: not on the grid
+
+
+def test_precision_limit_is_refused():
+    with pytest.raises(CertificationError, match="precision-limit"):
+        certify_kernel(DPLR([-1, -2], [1, 1], [1, 1], [1, -1]), 0.5, 8, 1e-60, max_prec=128)
+
+
+def test_exact_correction_check():
+    from certs.routing import correction_singular_at
+    m = DPLR([1], [1], [1], [1], Q=[(1, 1)])  # A = i = s(z_1) for M = 4, step 2
+    assert correction_singular_at(m, 2, 4, 1)
+    assert not any(correction_singular_at(m, 2, 4, k) for k in (0, 3))

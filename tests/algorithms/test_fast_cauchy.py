@@ -155,6 +155,17 @@ def test_ball_encloses_s4_like(N, step, M, eps, data):
     check_encloses(r.value, reference(s4_poles(REF, lam, step), weights, M))
 
 
+@pytest.mark.parametrize("step", [1e-4, 1e-1])
+def test_ball_encloses_s4_like_n_1024(step):
+    """N = 1024 LegS-like poles (the issue's largest size) on a short grid."""
+    lam = legs_like(1024)
+    weights = [(1, (j % 7) - 3) for j in range(1024)]
+    B = BallField(100)
+    r = cauchy_fast(B, s4_poles(B, lam, step), weights, 32, 1e-10)
+    assert r.ok
+    check_encloses(r.value, reference(s4_poles(REF, lam, step), weights, 32))
+
+
 @pytest.mark.parametrize("step", STEPS)
 def test_ball_encloses_legs_eigenvalue_poles(step):
     """Poles from the LegS N = 64 eigenvalues (midpoints of dplr("legs", 64))."""

@@ -130,6 +130,15 @@ def float_upper(x: arb) -> float:
     return f
 
 
+def float_lower(x: arb) -> float:
+    """The greatest float that is certainly <= every point of the real ball x."""
+    lo = x.lower()
+    f = float(lo)
+    while not (arb(f) <= lo):
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
 def _poly_coeffs(p: acb_poly, n: int) -> list:
     c = p.coeffs()
     return c + [acb(0)] * (n - len(c))

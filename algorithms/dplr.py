@@ -306,7 +306,7 @@ def bilinear(F, model: DPLR, step) -> Result:
 
 def kernel_by_powers(F, model: DPLR, step, L: int) -> Result:
     """K_j = C* Abar^j Bbar for 0 <= j < L, by repeated dense products."""
-    check_length(L)
+    L = check_length(L)
     res = bilinear(F, model, step)
     if not res.ok:
         return res
@@ -334,6 +334,14 @@ def c_tilde(F, model: DPLR, step, M: int) -> Result:
     return Result(OK, [F.sub(c, x) for c, x in zip(m.C, v)])
 
 
-def check_length(L: Any) -> None:
-    if not isinstance(L, (int, np.integer)) or isinstance(L, bool) or L < 1:
+#: kernels longer than this are refused (their M-point grids would not fit in memory)
+MAX_LENGTH = 1 << 26
+
+
+def check_length(L: Any) -> int:
+    """L as a Python int, after checking 1 <= L <= MAX_LENGTH."""
+    if not isinstance(L, (int, np.integer)) or isinstance(L, (bool, np.bool_)) or L < 1:
         raise ValueError(f"L must be an integer >= 1, got {L!r}")
+    if L > MAX_LENGTH:
+        raise ValueError(f"L = {L} is above the supported maximum {MAX_LENGTH}")
+    return int(L)

@@ -69,7 +69,7 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     >>> [F.to_complex(k) for k in r.value]   # Abar = 1/3, Bbar = 2/3
     [(0.6666666666666666+0j), (0.2222222222222222+0j), (0.07407407407407407+0j)]
     """
-    check_length(L)
+    L = check_length(L)
     if cauchy not in CAUCHY_ROUTES:
         raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
     if cauchy == "fast" and not (cauchy_eps is not None and 0 < cauchy_eps < 1):

@@ -125,6 +125,8 @@ def float_upper(x: arb) -> float:
     """The least float that is certainly >= every point of the real ball x."""
     u = x.upper()
     f = float(u)
+    if math.isnan(f):  # a NaN ball bounds nothing
+        return math.inf
     while not (arb(f) >= u):
         f = math.nextafter(f, math.inf)
     return f
@@ -134,6 +136,8 @@ def float_lower(x: arb) -> float:
     """The greatest float that is certainly <= every point of the real ball x."""
     lo = x.lower()
     f = float(lo)
+    if math.isnan(f):
+        return -math.inf
     while not (arb(f) <= lo):
         f = math.nextafter(f, -math.inf)
     return f

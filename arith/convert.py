@@ -29,10 +29,9 @@ def _real_fraction(x: Any, what: str) -> Fraction:
     if isinstance(x, fmpq):
         return Fraction(int(x.p), int(x.q))
     if isinstance(x, (float, np.floating)):
-        f = float(x)  # float32/float16 widen exactly
-        if not math.isfinite(f):
-            raise ValueError(f"{what}: non-finite number {f!r}")
-        return Fraction(f)
+        if not np.isfinite(x):
+            raise ValueError(f"{what}: non-finite number {float(x)!r}")
+        return Fraction(*x.as_integer_ratio())  # exact for every width, long double included
     if isinstance(x, numbers.Rational):
         return Fraction(x.numerator, x.denominator)
     raise ValueError(f"{what}: cannot read {type(x).__name__} {x!r} as an exact real number")
@@ -47,9 +46,10 @@ def exact_parts(x: Any, what: str = "number") -> Parts:
     >>> exact_parts(0.5 + 2j)
     (Fraction(1, 2), Fraction(2, 1))
     """
-    if isinstance(x, (complex, np.complexfloating)):
-        c = complex(x)
-        return _real_fraction(c.real, what), _real_fraction(c.imag, what)
+    if isinstance(x, np.complexfloating):  # parts at their own width (clongdouble too)
+        return _real_fraction(x.real, what), _real_fraction(x.imag, what)
+    if isinstance(x, complex):
+        return _real_fraction(x.real, what), _real_fraction(x.imag, what)
     if isinstance(x, tuple):
         if len(x) != 2:
             raise ValueError(f"{what}: a pair (re, im) has two entries, got {len(x)}")

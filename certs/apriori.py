@@ -109,7 +109,11 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
         inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, n_ct)
     progress(f"running the circuit at u = 2^-{k}")
     R = RoundedField(k)
-    out = circuit.evaluate(R, inputs)
+    try:
+        out = circuit.evaluate(R, inputs)
+    except ValueError as e:  # a ball input wider than u allows (e.g. a model of balls)
+        raise CertificationError(f"a-priori: the inputs must be known to within u = 2^-{k}: {e}; "
+                                 "use the ball mode, or give inputs that precise") from None
     values = [R.to_fractions(x) for x in out]
     mid = np.array([complex(float(re), float(im)) for re, im in values], dtype=np.complex128)
     rad = np.empty(len(values))

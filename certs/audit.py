@@ -543,8 +543,10 @@ def check_claims(kf: KernelFile) -> tuple[bool, str]:
     if kf.source == SOURCES["a-priori"]:
         ok = all(r == kf.eps for r in kf.rad)
         return ok, "rounded circuit outputs with radius eps" if ok else "rounded circuit outputs need radius eps"
-    if kf.source == SOURCES["a-priori enclosure"]:
-        return True, f"enclosures of the rounded outputs, max radius {float(max(kf.rad)):.3e}"
+    if kf.source == SOURCES["a-priori enclosure"]:  # the claim is ||K^ - K|| <= eps: every disk within eps
+        worst = max(kf.rad)
+        ok = worst <= kf.eps
+        return ok, f"enclosures of the rounded outputs, max radius {float(worst):.3e} {'<=' if ok else '>'} eps"
     return False, f"a-priori mode cannot store {kf.source!r}"
 
 

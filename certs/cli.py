@@ -267,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"s4cert: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (e.g. "| head")
+        return 1
+    except MemoryError:
+        print("s4cert: not certified: out of memory (try a smaller L or N)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("s4cert: interrupted", file=sys.stderr)
         return 130

@@ -129,6 +129,8 @@ class _BallRun:
 #: and the tree's precision needs (~ N log2(1/dist) bits) grow with N
 AUTO_FAST_FROM_N = 8
 CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
+#: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
+SUM_EPS_FLOOR = 1e-300
 
 
 def choose_route(cauchy: str, N: int) -> str:
@@ -147,7 +149,9 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
     M = next_power_of_two(L)
     prec = 64 + _log2_ceil_inv(eps)
     eps_f = float(eps)
-    sum_eps = min(1e-3, eps_f * 1e-3)
+    log2_eps = math.log2(eps.numerator) - math.log2(eps.denominator)
+    sum_eps = max(min(1e-3, 2.0 ** (log2_eps - 10)), SUM_EPS_FLOOR)
+    in_bits = None if exact else routing.input_bits(model, step, c_tilde)
     if prec > max_prec:
         return _BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
                         f"above the limit of {max_prec}; raise the precision limit")
@@ -171,27 +175,47 @@ def _ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max
                             cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
         next_prec = 2 * prec
         if res.ok:
-            radius = max(F.radius(k) for k in res.value)
-            if math.isfinite(radius) and Fraction(radius) <= eps:  # an upper bound; eps compared exactly
+            log2_radius = _log2_max_radius(res.value)
+            if log2_radius is None or log2_radius <= log2_eps - 1:  # radius < eps/2 (or every ball a point)
                 return _BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
                                 c_tilde_seconds=t_ct)
-            reason = f"radius {radius:.3e} > eps"
-            if math.isfinite(radius):  # radii scale like 2^-prec (and like sum_eps): aim past eps
-                gain = math.ceil(math.log2(radius / eps_f)) + 32
+            reason = f"radius about 2^{log2_radius:.1f} > eps/2"
+            if math.isfinite(log2_radius):  # radii scale like 2^-prec (and sum_eps): aim past eps
+                gain = math.ceil(log2_radius - log2_eps) + 32
                 next_prec = max(prec + 32, prec + gain)
-                sum_eps = max(sum_eps * 2.0 ** -gain, 2.0 ** -(next_prec - 16))
+                sum_eps = max(sum_eps * 2.0 ** -gain, 2.0 ** -min(next_prec - 16, 1000), SUM_EPS_FLOOR)
         elif res.status == "undecided":
             if res.info.get("stage") == "correction" and exact:
                 k = res.info["root"]
                 if routing.correction_singular_at(model, step, M, k):
                     return _BallRun("resonant-correction", prec, res, f"W(z_{k}) is singular (decided exactly)")
             reason = f"undecided at {prec} bits ({res.info.get('reason', '')})"
+            if in_bits is not None and prec > in_bits + 128:  # more precision cannot beat the input radii
+                return _BallRun("undecided", prec, res, f"{reason}; the ball inputs (about {in_bits} bits) "
+                                "do not decide it: give them more precisely")
         else:
             return _BallRun(res.status, prec, res, f"status {res.status} {res.info}")
         if next_prec > max_prec:
             return _BallRun("precision-limit", prec, res,
                             f"not certified within {max_prec} bits: {reason}; raise the precision limit")
         prec = next_prec
+
+
+def _log2_max_radius(balls: list) -> float | None:
+    """An upper bound of log2 of the largest |x - mid| over the balls (rad_re + rad_im),
+    None when every ball is a point; inf for a non-finite ball.  Computed on exact
+    radii, so it also works far below the float range."""
+    best = None
+    with ctx.workprec(64):
+        for b in balls:
+            if not b.is_finite():
+                return math.inf
+            r = (arb(b.real.rad()) + arb(b.imag.rad())).upper()
+            if r == 0:
+                continue
+            v = float((r.log() / arb(2).log()).upper())
+            best = v if best is None or v > best else best
+    return best
 
 
 def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]:
@@ -214,17 +238,20 @@ def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route
     C = Counting(Float64Field())
     ct = [1.0] * model.N
     C.reset()
-    res = filter_kernel(C, model, step, L, c_tilde=ct, exceptional=exceptional, cauchy=route, cauchy_eps=sum_eps)
+    try:
+        res = filter_kernel(C, model, step, L, c_tilde=ct, exceptional=exceptional, cauchy=route, cauchy_eps=sum_eps)
+    except ArithmeticError as e:  # float64 cannot follow the exact route (e.g. a + lambda_j rounds to 0)
+        return {"measured": False, "reason": f"float64 counting run failed: {type(e).__name__}"}
     if not res.ok:
         return {"measured": False, "reason": f"float64 counting run returned {res.status}"}
     return {"measured": True, **C.summary(), "route": route, "field": "float64 (generic procedure)"}
 
 
 def _counts(model, step, L, exceptional, counts, route, sum_eps) -> dict:
-    if counts == "auto":
-        counts = model.N + L <= COUNTS_AUTO_LIMIT
-    if not counts:
+    if counts == "auto" and model.N + L > COUNTS_AUTO_LIMIT:
         return {"measured": False, "reason": f"N + L > {COUNTS_AUTO_LIMIT}; ask for counts to measure them"}
+    if not counts:
+        return {"measured": False, "reason": "not asked for"}
     return measure_counts(model, step, L, exceptional, route, sum_eps)
 
 
@@ -251,7 +278,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     if not isinstance(model, DPLR):
         raise ValueError("model must be an algorithms.dplr.DPLR")
-    check_length(L)
+    L = check_length(L)
     eps_q = _check_eps(eps)
     read_step(Float64Field(), step)  # validates step > 0
     if c_tilde is not None:
@@ -269,9 +296,12 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
                "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None}
     t0 = time.perf_counter()
 
-    # routing decided exactly when the inputs allow
-    exceptional = routing.exact_partition(model, step) if exact else None
-    if exact:
+    # routing decided exactly where the inputs allow (numbers, and balls of radius 0)
+    exceptional = None
+    if routing.step_is_exact(step):
+        exceptional = routing.exact_partition(model, step)
+        if exceptional is None:
+            raise CertificationError("undecided: a ball entry of Lambda contains -2/step; give it more precisely")
         hit = routing.exact_collisions(model, step, M, exceptional)
         if hit:
             raise CertificationError(f"resonant-diagonal: pole mu_{hit[0]} lies on the root grid (decided exactly)")

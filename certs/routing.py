@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from flint import acb, arb, ctx, fmpq
+
 from algorithms.dplr import DPLR
 from algorithms.linalg import lu
 from algorithms.result import SINGULAR
@@ -25,21 +27,40 @@ from arith import ExactField, exact_parts
 Q2 = tuple[Fraction, Fraction]
 
 
+def _arb_fraction(x: arb) -> Fraction:
+    man, exp = x.mid().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
 def _parts(x: Any) -> Q2 | None:
-    if isinstance(x, (int, float, complex, Fraction, np.number, tuple)):
-        return exact_parts(x)
+    """Exact parts of a number, or of a ball of radius 0; None for a proper ball."""
+    if isinstance(x, (arb, acb)):
+        z = acb(x)
+        if z.is_exact():
+            return _arb_fraction(z.real), _arb_fraction(z.imag)
+        return None
     try:
         return exact_parts(x)
     except ValueError:
         return None
 
 
-def exact_inputs(model: DPLR, step: Any, c_tilde: Any = None) -> bool:
-    """Whether every number of the problem is exact (not a ball)."""
+def _entries(model: DPLR, step: Any, c_tilde: Any) -> list:
     entries = list(model.Lambda) + model.B + model.C + [x for row in model.P + model.Q for x in row] + [step]
-    if c_tilde is not None:
-        entries += list(c_tilde)
-    return all(_parts(x) is not None for x in entries)
+    return entries + (list(c_tilde) if c_tilde is not None else [])
+
+
+def exact_inputs(model: DPLR, step: Any, c_tilde: Any = None) -> bool:
+    """Whether every number of the problem is exact (numbers, or balls of radius 0)."""
+    return all(_parts(x) is not None for x in _entries(model, step, c_tilde))
+
+
+def input_bits(model: DPLR, step: Any, c_tilde: Any = None) -> int | None:
+    """The relative accuracy of the least accurate ball input, in bits (None: no balls).
+    Beyond about this precision, raising the working precision cannot sharpen a result."""
+    bits = [acb(x).rel_accuracy_bits() for x in _entries(model, step, c_tilde)
+            if isinstance(x, (arb, acb)) and not acb(x).is_exact()]
+    return max(0, min(bits)) if bits else None
 
 
 def _div(a: Q2, b: Q2) -> Q2:
@@ -47,20 +68,33 @@ def _div(a: Q2, b: Q2) -> Q2:
     return ((a[0] * b[0] + a[1] * b[1]) / d, (a[1] * b[0] - a[0] * b[1]) / d)
 
 
-def exact_partition(model: DPLR, step: Any) -> list[int]:
-    """The j with lambda_j = -2/step, exactly."""
-    a = 2 / exact_parts(step)[0]
+def step_is_exact(step: Any) -> bool:
+    return _parts(step) is not None
+
+
+def exact_partition(model: DPLR, step: Any) -> list[int] | None:
+    """The j with lambda_j = -2/step: exactly for exact entries, by the ball itself for a
+    ball entry (which can only be certainly different); None when a ball entry contains
+    -2/step, so its input precision cannot decide.  The step must be exact."""
+    a = 2 / _parts(step)[0]
     out = []
     for j, lam in enumerate(model.Lambda):
-        re, im = exact_parts(lam)
-        if re + a == 0 and im == 0:
-            out.append(j)
+        parts = _parts(lam)
+        if parts is not None:
+            if parts[0] + a == 0 and parts[1] == 0:
+                out.append(j)
+            continue
+        z = acb(lam)
+        with ctx.workprec(max(128, z.rel_accuracy_bits() + 64)):  # rounding far below z's own radius
+            shifted = z + arb(fmpq(a.numerator, a.denominator))
+        if shifted.contains(0):
+            return None
     return out
 
 
 def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> list[int]:
     """The regular j whose pole mu_j lies on the grid of M roots of unity, exactly."""
-    a = 2 / exact_parts(step)[0]
+    a = 2 / _parts(step)[0]
     grid = {(Fraction(1), Fraction(0))}
     if M >= 2:
         grid.add((Fraction(-1), Fraction(0)))
@@ -68,9 +102,10 @@ def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> 
         grid |= {(Fraction(0), Fraction(1)), (Fraction(0), Fraction(-1))}
     out = []
     for j, lam in enumerate(model.Lambda):
-        if j in exceptional:
+        parts = _parts(lam)
+        if j in exceptional or parts is None:  # ball entries: decided by the ball run
             continue
-        re, im = exact_parts(lam)
+        re, im = parts
         mu = _div((a - re, -im), (a + re, im))
         if mu in grid:
             out.append(j)

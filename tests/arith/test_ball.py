@@ -57,3 +57,11 @@ def test_bad_precision():
     for p in (0, 1, -5, 2.5, "64"):
         with pytest.raises(ValueError):
             BallField(p)
+
+
+def test_float_bounds_of_nan_balls():
+    import math
+    from flint import arb
+    from arith.ball import float_lower, float_upper
+    assert float_upper(arb("nan")) == math.inf and float_lower(arb("nan")) == -math.inf
+    assert float_upper(arb(1, 0.5)) >= 1.5 and float_lower(arb(1, 0.5)) <= 0.5

@@ -282,3 +282,12 @@ def test_ball_contains_exact_at_random_precision(op, prec, a, b):
     ax, ay = abs(F.midpoint(x)), abs(F.midpoint(y))
     scale = (1 + ax) * (1 + ay) * ((1 + 1 / ay) ** 2 if op == "div" else 1)
     assert F.radius(got) <= 2.0 ** (-prec + 8) * scale
+
+
+def test_long_double_read_exactly():
+    x = np.longdouble(1) / 3
+    z = np.clongdouble(x) + 1j * np.clongdouble(x) / 7
+    from arith import exact_parts
+    assert exact_parts(x)[0] == Fraction(*x.as_integer_ratio())
+    re, im = exact_parts(z)
+    assert re == Fraction(*z.real.as_integer_ratio()) and im == Fraction(*z.imag.as_integer_ratio())

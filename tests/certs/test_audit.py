@@ -296,3 +296,15 @@ def test_compare_relative_error_without_a_positive_scale(tmp_path):
     path, _ = _write(tmp_path, "z", model, 4, "exact")
     rep = compare_with(path, np.ones(4))
     assert rep.abs_error_bounds == (1.0, 1.0) and rep.rel_error_bounds[1] == math.inf
+
+
+def test_forged_a_priori_enclosures_fail(files_by_mode, tmp_path):
+    """An a-priori file re-labelled as enclosures with wide disks and moved midpoints fails
+    even with a recomputed digest: every disk must lie within eps."""
+    def edit(doc):
+        from certs.files import SOURCES
+        doc["kernel"]["source"] = SOURCES["a-priori enclosure"]
+        doc["kernel"]["rad"] = ["1000000"] * len(doc["kernel"]["rad"])
+        doc["kernel"]["re"] = ["5"] * len(doc["kernel"]["re"])
+    rep = _tamper(files_by_mode["a-priori"], tmp_path / "forged.json", edit, redigest=True)
+    assert not rep.ok and "claims" in [name for name, passed, _ in rep.checks if not passed]

@@ -114,3 +114,12 @@ def test_params_file_bad_inputs_exit_2(tmp_path):
     np.savez(nan, Lambda=np.array([np.nan]), P=np.ones(1), B=np.ones(1), C=np.ones(1))
     p = s4cert("kernel", "--params", str(nan))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_review_cli_cases():
+    p = s4cert("kernel", "--hippo", "legt", "-N", "3", "-L", "16")  # LegT odd N: mu = 1 exactly
+    assert p.returncode == 1 and "resonant-diagonal" in p.stderr
+    p = s4cert("kernel", "--hippo", "legs", "-N", "3", "-L", "8", "--mode", "a-priori")
+    assert p.returncode == 1 and "a-priori" in p.stderr and "Traceback" not in p.stderr
+    p = s4cert("kernel", "-L", "100000000000")
+    assert p.returncode == 2 and "maximum" in p.stderr

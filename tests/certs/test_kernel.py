@@ -232,3 +232,35 @@ def test_exact_correction_check():
     m = DPLR([1], [1], [1], [1], Q=[(1, 1)])  # A = i = s(z_1) for M = 4, step 2
     assert correction_singular_at(m, 2, 4, 1)
     assert not any(correction_singular_at(m, 2, 4, k) for k in (0, 3))
+
+
+def test_review_edge_cases():
+    # L as a numpy integer; an L beyond the supported maximum
+    m = DPLR([-1, -2], [1, 1], [1, 1], [1, -1])
+    assert certify_kernel(m, 0.5, np.int64(8), 1e-9).L == 8
+    with pytest.raises(ValueError, match="maximum"):
+        certify_kernel(m, 0.5, 10**11, 1e-9)
+    # lambda_0 within float rounding of -2/step but not equal: certified; the float64
+    # counting run cannot follow and says so instead of failing
+    m2 = DPLR([-200, -2], [0, 0], [1, 1], [1, 1])
+    ck = certify_kernel(m2, 0.01, 4, 1e-9)
+    assert ck.counts["measured"] is False and "failed" in ck.counts["reason"]
+    assert_encloses(ck, exact_kernel(m2, 0.01, 4))
+    # eps far below the float range
+    eps = Fraction(1, 10**400)
+    ck = certify_kernel(m, Fraction(1, 2), 4, eps, max_prec=1 << 14)
+    with ctx.workprec(4096):
+        for b in ck.balls:
+            assert b.real.rad() + b.imag.rad() <= arb(q(eps))
+
+
+def test_point_balls_are_routed_exactly():
+    """A ball of radius 0 is an exact number: its collision is decided, not left undecided."""
+    with pytest.raises(CertificationError, match="resonant-diagonal"):
+        certify_kernel(DPLR([acb(0), acb(-1)], [0, 0], [1, 1], [1, 1]), 1, 4, 1e-9)
+
+
+def test_wide_ball_inputs_stop_with_a_reason():
+    lam = acb(arb(-2, 1e-30))  # contains -2/step: the input cannot decide the partition
+    with pytest.raises(CertificationError, match="undecided"):
+        certify_kernel(DPLR([lam, -1], [0, 0], [1, 1], [1, 1]), 1, 4, 1e-9)

@@ -131,7 +131,10 @@ def test_constants_bound_the_exact_blocks():
         for j, mu in enumerate(res.info["poles"]):
             for k in range(M):
                 assert abs_(E.sub(E.root_of_unity(M, k), mu)) >= arb(c["d"])
-    assert c["kappa"] >= 64 * r * c["w"] ** 2 * (c["b"] + 1) ** 2 * c["s"] * (1 - 1e-12)
+    F_ = Fraction
+    assert F_(c["kappa"]) >= 64 * r * F_(c["w"]) ** 2 * (F_(c["b"]) + 1) ** 2 * F_(c["s"])  # exactly
+    for key, a_wt in c["A_wt"].items():
+        assert F_(c["s"]) >= F_(a_wt) / F_(c["d"])
 
 
 def test_counts_match_a_counted_run():

@@ -13,8 +13,6 @@ where ``S_uv(z) = (step/2) sum_{lambda_j = -a} conj(u_j) v_j
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .cauchy import cauchy_direct, cauchy_on_roots
 from .fast_cauchy import cauchy_fast_many
 from .dft import idft, next_power_of_two

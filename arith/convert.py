@@ -6,7 +6,6 @@ of floats, a ``(re, im)`` pair is read part by part.
 """
 from __future__ import annotations
 
-import math
 import numbers
 from fractions import Fraction
 from typing import Any

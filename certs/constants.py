@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
 
 from flint import acb, arb, ctx
 

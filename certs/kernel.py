@@ -92,7 +92,7 @@ def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
     """C~ = (I - Abar^M)* C in ball arithmetic: Abar by a ball solve with G, then
     log2 M squarings (FLINT acb_mat)."""
     F = BallField(prec)
-    N, r = model.N, model.r
+    N = model.N
     with ctx.workprec(prec):
         delta = F.from_number(step)
         alpha = delta / 2

@@ -15,7 +15,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 
 from flint import acb, arb, ctx, fmpq
 

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from arith import BallField, ExactField, Truth
+from arith import ExactField, Truth
 
 
 def exact_equal(F: ExactField, x, y) -> bool:
@@ -84,3 +84,41 @@ def random_dplr(draw, N: int, r: int, step: Fraction, exceptional: bool):
     B = [draw(g) for _ in range(N)]
     C = [draw(g) for _ in range(N)]
     return DPLR(lam, P, B, C, Q=Q)
+
+
+def q(x: Fraction):
+    """A Fraction as a flint fmpq."""
+    from flint import fmpq
+    return fmpq(x.numerator, x.denominator)
+
+
+def point(re: Fraction, im: Fraction):
+    """The exact complex number re + i im as an acb point."""
+    from flint import acb, arb
+    return acb(arb(q(re)), arb(q(im)))
+
+
+def exact_kernel(m, step, L: int) -> list:
+    """K_j = C* Abar^j Bbar exactly, as (re, im) Fractions (Gaussian-rational data)."""
+    from algorithms.dplr import kernel_by_powers
+    E = ExactField(4)
+    res = kernel_by_powers(E, m, step, L)
+    assert res.ok
+    return [E.to_fractions(k) for k in res.value]
+
+
+def nonnegative(E: ExactField, t, max_prec: int = 1 << 16) -> bool:
+    """Whether the real element t of E is >= 0: exactly when it is zero, otherwise from
+    enclosures tight enough to exclude zero (t is then a nonzero algebraic number)."""
+    if E.is_zero(t) is Truth.TRUE:
+        return True
+    prec = 256
+    while prec <= max_prec:
+        b = E.to_acb(t, prec)
+        assert b.imag.contains(0)
+        if b.real > 0:
+            return True
+        if b.real < 0:
+            return False
+        prec *= 2
+    raise AssertionError("sign not decided")

@@ -9,7 +9,7 @@ from algorithms.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, nplr_to_d
 from algorithms.linalg import cdot, matvec
 from arith import BallField, ExactField
 from tests.algorithms.dense import dense_bilinear, dense_kernel
-from tests.helpers import all_enclose, all_exact_equal, fractions, gaussian, random_dplr
+from tests.helpers import all_enclose, all_exact_equal, gaussian, random_dplr
 
 E = ExactField(4)
 

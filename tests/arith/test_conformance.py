@@ -110,7 +110,7 @@ OPS = ["add", "sub", "mul", "div", "neg", "conj"]
 @pytest.mark.parametrize("op", OPS)
 @given(a=gaussian(), b=gaussian())
 def test_each_operation_against_exact(name, op, a, b):
-    F = field = FIELDS[name]()
+    F = FIELDS[name]()
     if op == "div" and a[0] == 0 and a[1] == 0 and b[0] == 0 and b[1] == 0:
         return
     x, y = F.from_number(a), F.from_number(b)

@@ -8,19 +8,19 @@ import math
 from fractions import Fraction
 
 import pytest
-from flint import acb, arb, ctx, fmpq
+from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
 import certs.kernel as kernel_module
 from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, c_tilde as exact_c_tilde, kernel_by_powers
+from algorithms.dplr import DPLR, c_tilde as exact_c_tilde
 from algorithms.s4 import filter_kernel
 from arith import BallField, ExactField, RoundedField, Truth, trace
 from arith.tracing import GATES
 from certs import routing
 from certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
 from certs.kernel import CertificationError, c_tilde_balls, certify_kernel
-from tests.helpers import gaussian, random_dplr
+from tests.helpers import gaussian, random_dplr, q, point, exact_kernel, nonnegative
 
 E4 = ExactField(4)
 EPS = Fraction(1, 10**6)
@@ -38,40 +38,13 @@ MODELS = {
 }
 
 
-def q(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
 
-
-def point(re: Fraction, im: Fraction) -> acb:
-    return acb(arb(q(re)), arb(q(im)))
-
-
-def exact_kernel(m: DPLR, step, L: int) -> list:
-    res = kernel_by_powers(E4, m, step, L)
-    assert res.ok
-    return [E4.to_fractions(k) for k in res.value]
 
 
 def root_order(circuit) -> int:
     """The least ExactField order holding every root node of the circuit."""
     return max([4] + [ins[1] for ins in circuit.instructions if ins[0] == "root"])
 
-
-def nonnegative(E: ExactField, t) -> bool:
-    """Whether the real element t of E is >= 0: exactly when it is zero, otherwise from
-    enclosures tight enough to exclude zero (t is a nonzero algebraic number)."""
-    if E.is_zero(t) is Truth.TRUE:
-        return True
-    prec = 256
-    while prec <= 1 << 16:
-        b = E.to_acb(t, prec)
-        assert b.imag.contains(0)
-        if b.real > 0:
-            return True
-        if b.real < 0:
-            return False
-        prec *= 2
-    raise AssertionError("sign not decided")
 
 
 def abs2(E: ExactField, v):

@@ -19,14 +19,12 @@ from certs import routing
 from certs.constants import _key, _ratio_up, separation
 from certs.exact_mode import exact_field_for
 from certs.kernel import certify_kernel
+from tests.helpers import q, nonnegative
 
 E4 = ExactField(4)
 ONE, ZERO = Fraction(1), Fraction(0)
 PREC = 300
 
-
-def q(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
 
 
 def mul(x, y):
@@ -187,20 +185,6 @@ def test_constants_without_regular_poles():
 
 
 # -- the separation d (filter_constants.md section 5) ---------------------------------
-
-def nonnegative(E: ExactField, t) -> bool:
-    """Whether the real element t of E is >= 0, decided exactly (zero) or by enclosures."""
-    if E.is_zero(t) is Truth.TRUE:
-        return True
-    prec = 256
-    while prec <= 1 << 14:
-        b = E.to_acb(t, prec)
-        if b.real > 0:
-            return True
-        if b.real < 0:
-            return False
-        prec *= 2
-    raise AssertionError("sign not decided")
 
 
 def test_separation_on_the_unit_circle():

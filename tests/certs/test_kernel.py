@@ -4,31 +4,20 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from flint import acb, arb, ctx, fmpq
+from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
-from algorithms.dplr import DPLR, kernel_by_powers
+from algorithms.dplr import DPLR
 from algorithms.s4 import filter_kernel
 from arith import ExactField
 from certs.kernel import CertificationError, certify_kernel
 from certs.exact_mode import exact_field_for
-from tests.helpers import random_dplr
+from tests.helpers import random_dplr, q, point, exact_kernel
 
 E4 = ExactField(4)
 
 
-def exact_kernel(m, step, L):
-    res = kernel_by_powers(E4, m, step, L)
-    assert res.ok
-    return [E4.to_fractions(k) for k in res.value]
 
-
-def q(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
-
-
-def point(re: Fraction, im: Fraction) -> acb:
-    return acb(arb(q(re)), arb(q(im)))
 
 
 def assert_encloses(ck, exact):

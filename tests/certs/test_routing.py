@@ -7,16 +7,17 @@ import math
 from fractions import Fraction
 
 import pytest
-from flint import acb, arb, ctx, fmpq
+from flint import acb, arb, ctx
 
 import certs.routing as routing
 from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, kernel_by_powers
+from algorithms.dplr import DPLR
 from algorithms.linalg import lu
 from algorithms.s4 import filter_kernel
 from arith import BallField, ExactField, Truth
 from certs.exact_mode import exact_field_for
 from certs.kernel import CertificationError, certify_kernel
+from tests.helpers import q, point, exact_kernel
 
 E4 = ExactField(4)
 Q2 = tuple[Fraction, Fraction]
@@ -49,18 +50,7 @@ def power(x: Q2, n: int) -> Q2:
     return out
 
 
-def q(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
 
-
-def point(re: Fraction, im: Fraction) -> acb:
-    return acb(arb(q(re)), arb(q(im)))
-
-
-def exact_kernel(m: DPLR, step, L: int) -> list:
-    res = kernel_by_powers(E4, m, step, L)
-    assert res.ok
-    return [E4.to_fractions(k) for k in res.value]
 
 
 def assert_encloses(ck, exact) -> None:

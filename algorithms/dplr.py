@@ -19,7 +19,7 @@ from arith import check_power_of_two, exact_parts
 
 from . import woodbury
 from .linalg import cdot, conj_transpose, dot, lu, lu_solve
-from .result import OK, SINGULAR_BILINEAR, Result, undecided, zero_partition
+from .result import OK, SINGULAR, SINGULAR_BILINEAR, Result, undecided, zero_partition
 
 
 def _scalar(x: Any, what: str) -> Any:
@@ -345,3 +345,38 @@ def check_length(L: Any) -> int:
     if L > MAX_LENGTH:
         raise ValueError(f"L = {L} is above the supported maximum {MAX_LENGTH}")
     return int(L)
+
+
+def dense_kernel(F, A: list[list], B: list, C: list, step: Any, L: int) -> Result:
+    """``K_j = C* Abar^j Bbar`` (0 <= j < L) of a dense system by elimination:
+    ``Abar = (I - alpha A)^-1 (I + alpha A)``, ``Bbar = (I - alpha A)^-1 step B``,
+    ``alpha = step/2``.  Status ``singular-bilinear-matrix`` when ``I - alpha A`` is singular.
+
+    >>> from arith import ExactField
+    >>> F = ExactField(4)
+    >>> r = dense_kernel(F, [[-1]], [1], [1], 1, 2)
+    >>> [F.to_fractions(k)[0] for k in r.value]
+    [Fraction(2, 3), Fraction(2, 9)]
+    """
+    L = check_length(L)
+    N = len(A)
+    if N < 1 or any(len(row) != N for row in A) or len(B) != N or len(C) != N:
+        raise ValueError(f"dense_kernel: need A N x N, B and C of length N, got {N} rows, "
+                         f"{len(B)} and {len(C)} entries")
+    A = [[F.from_number(x) for x in row] for row in A]
+    B = [F.from_number(x) for x in B]
+    C = [F.from_number(x) for x in C]
+    delta = read_step(F, step)
+    alpha = F.div(delta, F.const(2))
+    M = [[F.sub(F.one() if i == j else F.zero(), F.mul(alpha, A[i][j])) for j in range(N)]
+         for i in range(N)]
+    f = lu(F, M)
+    if not f.ok:
+        return Result(SINGULAR_BILINEAR, info=f.info) if f.status == SINGULAR else f
+    v = lu_solve(F, f.value, [F.mul(delta, b) for b in B])
+    K = []
+    for j in range(L):
+        K.append(cdot(F, C, v))
+        if j + 1 < L:
+            v = lu_solve(F, f.value, [F.add(x, F.mul(alpha, dot(F, row, v))) for x, row in zip(v, A)])
+    return Result(OK, K)

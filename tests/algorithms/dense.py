@@ -1,7 +1,8 @@
 """Independent dense references: the bilinear matrices by Gaussian elimination on G."""
 from __future__ import annotations
 
-from algorithms.linalg import cdot, matvec, solve
+from algorithms.dplr import dense_kernel as _dense_kernel
+from algorithms.linalg import solve
 
 
 def dense_bilinear(F, A, B, step):
@@ -21,13 +22,6 @@ def dense_bilinear(F, A, B, step):
 
 
 def dense_kernel(F, A, B, C, step, L):
-    """K_j = C* Abar^j Bbar by dense elimination and products (None if G is singular)."""
-    res = dense_bilinear(F, A, B, step)
-    if res is None:
-        return None
-    Abar, v = res
-    out = []
-    for _ in range(L):
-        out.append(cdot(F, C, v))
-        v = matvec(F, Abar, v)
-    return out
+    """K_j by dense elimination (algorithms.dplr.dense_kernel); None if G is singular."""
+    res = _dense_kernel(F, A, B, C, step, L)
+    return res.value if res.ok else None

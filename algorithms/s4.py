@@ -13,6 +13,9 @@ where ``S_uv(z) = (step/2) sum_{lambda_j = -a} conj(u_j) v_j
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from .cauchy import cauchy_direct, cauchy_on_roots
 from .fast_cauchy import cauchy_fast_many
 from .dft import idft, next_power_of_two
@@ -45,34 +48,27 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
     return Result(OK, out)
 
 
-def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
-                  cauchy: str = "tree", exceptional: list[int] | None = None,
-                  keep_blocks: bool = False, cauchy_eps: float | None = None) -> Result:
-    """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
+@dataclass
+class FilterSetup:
+    """What every route of the filter starts from: the partition, the poles mu_j and the
+    weights of the (r+1)^2 Cauchy sums (keyed ("C", "B"), ("C", i), (i, "B"), (i, k))."""
 
-    ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
-    formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
-    Cauchy route: ``"tree"`` (product tree, the spec's), ``"direct"``, or ``"fast"``
-    (hierarchical arcs, relative accuracy ``cauchy_eps`` per sum; in ball fields the
-    truncation bounds are in the radii, in float64 they are in ``info["cauchy"]``).
-    ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),
-    decided elsewhere, in place of zero tests in F.  With ``keep_blocks`` the result's
-    info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
-    by key), the poles and the per-sum weights, for the filter constants.
+    M: int
+    half_delta: Any
+    Ct: list
+    m: Any
+    exceptional: list[int]
+    regular: list[int]
+    poles: list
+    pairs: dict
+    conj_u: dict
+    weights: dict
 
-    >>> from arith import ExactField
-    >>> F = ExactField(4)
-    >>> m = DPLR([-1], [0], B=[1], C=[1])
-    >>> r = filter_kernel(F, m, 1, 3)
-    >>> [F.to_complex(k) for k in r.value]   # Abar = 1/3, Bbar = 2/3
-    [(0.6666666666666666+0j), (0.2222222222222222+0j), (0.07407407407407407+0j)]
-    """
-    L = check_length(L)
-    if cauchy not in CAUCHY_ROUTES:
-        raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
-    if cauchy == "fast" and not (cauchy_eps is not None and 0 < cauchy_eps < 1):
-        raise ValueError(f"the fast Cauchy route needs 0 < cauchy_eps < 1, got {cauchy_eps!r}")
-    M = next_power_of_two(L)
+
+def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
+          exceptional: list[int] | None = None) -> Result:
+    """The filter's set-up in F (see ``filter_kernel`` for the arguments): a FilterSetup,
+    or the status that stopped it (C~ not formed, the partition undecided)."""
     delta = read_step(F, step)
     m = in_field(F, model)
     if c_tilde is None:
@@ -113,6 +109,43 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     conj_u = {key: [F.conj(x) for x in u] for key, (u, _) in pairs.items()}
     weights = {key: [F.mul(g, F.mul(conj_u[key][j], v[j])) for g, j in zip(gains, regular)]
                for key, (_, v) in pairs.items()}
+    return Result(OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, pairs, conj_u, weights))
+
+
+def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
+                  cauchy: str = "tree", exceptional: list[int] | None = None,
+                  keep_blocks: bool = False, cauchy_eps: float | None = None) -> Result:
+    """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
+
+    ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
+    formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
+    Cauchy route: ``"tree"`` (product tree, the spec's), ``"direct"``, or ``"fast"``
+    (hierarchical arcs, relative accuracy ``cauchy_eps`` per sum; in ball fields the
+    truncation bounds are in the radii, in float64 they are in ``info["cauchy"]``).
+    ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),
+    decided elsewhere, in place of zero tests in F.  With ``keep_blocks`` the result's
+    info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
+    by key), the poles and the per-sum weights, for the filter constants.
+
+    >>> from arith import ExactField
+    >>> F = ExactField(4)
+    >>> m = DPLR([-1], [0], B=[1], C=[1])
+    >>> r = filter_kernel(F, m, 1, 3)
+    >>> [F.to_complex(k) for k in r.value]   # Abar = 1/3, Bbar = 2/3
+    [(0.6666666666666666+0j), (0.2222222222222222+0j), (0.07407407407407407+0j)]
+    """
+    L = check_length(L)
+    if cauchy not in CAUCHY_ROUTES:
+        raise ValueError(f"cauchy must be one of {sorted(CAUCHY_ROUTES)}, got {cauchy!r}")
+    if cauchy == "fast" and not (cauchy_eps is not None and 0 < cauchy_eps < 1):
+        raise ValueError(f"the fast Cauchy route needs 0 < cauchy_eps < 1, got {cauchy_eps!r}")
+    M = next_power_of_two(L)
+    su = setup(F, model, step, M, c_tilde, exceptional)
+    if not su.ok:
+        return su
+    st = su.value
+    r, half_delta, Ct, m = model.r, st.half_delta, st.Ct, st.m
+    exceptional, poles, pairs, conj_u, weights = st.exceptional, st.poles, st.pairs, st.conj_u, st.weights
     sums = _cauchy_sums(F, cauchy, poles, weights, M, cauchy_eps)
     if not sums.ok:
         if sums.status == COLLISION:

@@ -102,19 +102,29 @@ def filter_constants(F: BallField, info: dict, r: int) -> dict:
             w = w if w >= inv_norm else inv_norm
         d_f = float_lower(separation(F, info["poles"], M))
         a_wt = {}
-        s_f = 1.0
         for key, weights in info["weights"].items():
             total = arb(0)
             for a_j in weights:
                 total += _abs_upper(a_j)
-            a_wt[_key(key)] = a_f = float_upper(total.upper())
-            if weights:  # s bounds A_wt/d of the stored (rounded) numbers themselves
-                ratio = _ratio_up(a_f, d_f)
-                s_f = max(s_f, ratio)
+            a_wt[key] = float_upper(total.upper())
         b_f, w_f = float_upper(b), float_upper(w)
-        kappa = (64 * r * arb(w_f) ** 2 * (arb(b_f) + 1) ** 2 * arb(s_f)).upper() if math.isfinite(s_f) else arb(math.inf)
-    return {"b": b_f, "w": w_f, "s": s_f, "d": d_f, "A_wt": a_wt, "kappa": float_upper(kappa),
-            "partition": list(info["exceptional"]), "r": r}
+    return constants_from_bounds(b_f, w_f, d_f, a_wt, r, info["exceptional"],
+                                 {key: bool(ws) for key, ws in info["weights"].items()})
+
+
+def constants_from_bounds(b: float, w: float, d: float, a_wt: dict, r: int, partition: list,
+                          nonempty: dict | None = None) -> dict:
+    """s (>= 1 and >= A_wt/d for every nonempty weight set) and kappa = 64 r w^2 (b+1)^2 s,
+    rounded up, from float bounds b, w (upper), d (lower) and A_wt (upper, keyed by the
+    Cauchy sums' (u, v) keys)."""
+    s_f = 1.0
+    for key, a_f in a_wt.items():
+        if nonempty is None or nonempty[key]:  # s bounds A_wt/d of the stored (rounded) numbers themselves
+            s_f = max(s_f, _ratio_up(a_f, d))
+    with ctx.workprec(128):
+        kappa = (64 * r * arb(w) ** 2 * (arb(b) + 1) ** 2 * arb(s_f)).upper() if math.isfinite(s_f) else arb(math.inf)
+    return {"b": b, "w": w, "s": s_f, "d": d, "A_wt": {_key(k): v for k, v in a_wt.items()}, "kappa": float_upper(kappa),
+            "partition": list(partition), "r": r}
 
 
 def _ratio_up(a: float, d: float) -> float:

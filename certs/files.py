@@ -279,6 +279,10 @@ def kernel_entries(ck: Any) -> tuple[list[Fraction], list[Fraction], list[Fracti
         rad = Fraction(0) if mode == "exact" else parse_rational(ck.problem["eps"], "eps")
         return ([Fraction(re) for re, _ in ck.exact], [Fraction(im) for _, im in ck.exact], [rad] * ck.L,
                 SOURCES[mode])
+    if ck.certificate.get("arithmetic") == "float64 midpoint-radius" and mode == "ball":
+        # the disks are the float64 midpoints and radii themselves (exact binary numbers)
+        return ([Fraction(float(x.real)) for x in ck.mid], [Fraction(float(x.imag)) for x in ck.mid],
+                [Fraction(float(r)) for r in ck.rad], SOURCES["ball"])
     if ck.balls is None or len(ck.balls) != ck.L:
         raise ValueError("the certified kernel lacks its enclosures (ck.balls)")
     re, im, rad = [], [], []

@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -27,11 +28,12 @@ from flint import acb, acb_mat, arb, ctx
 from algorithms.dft import next_power_of_two
 from algorithms.dplr import DPLR, bilinear, check_length, read_step
 from algorithms.s4 import filter_kernel
+from algorithms.s4_midrad import filter_kernel_midrad
 from arith import BallField, Counting, ExactField, Float64Field, exact_parts
 from arith.ball import float_upper
 
 from . import routing
-from .constants import filter_constants
+from .constants import constants_from_bounds, filter_constants
 
 MODES = ("ball", "a-priori", "exact")
 DEFAULT_MAX_PREC = 1 << 16
@@ -44,6 +46,23 @@ COUNTS_AUTO_LIMIT = 4096
 class CertificationError(Exception):
     """A certification that cannot be completed (a status other than ok, a precision
     limit): carries the reason; the CLI exits 1 with it."""
+
+
+class DiskBalls(Sequence):
+    """The float64 route's disks |K_j - mid_j| <= rad_j as acb boxes (made on access):
+    the box with half-widths rad_j around mid_j contains the disk."""
+
+    def __init__(self, mid: np.ndarray, rad: np.ndarray):
+        self._mid, self._rad = mid, rad
+
+    def __len__(self) -> int:
+        return len(self._mid)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        m, r = self._mid[j], float(self._rad[j])
+        return acb(arb(float(m.real), r), arb(float(m.imag), r))
 
 
 @dataclass
@@ -129,6 +148,11 @@ class _BallRun:
 #: and the tree's precision needs (~ N log2(1/dist) bits) grow with N
 AUTO_FAST_FROM_N = 8
 CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
+ARITHMETIC_CHOICES = ("auto", "ball", "float64")
+#: the certificate's name for the float64 route
+FLOAT64_ARITHMETIC = "float64 midpoint-radius"
+#: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
+FLOAT64_SETUP_PREC = 128
 #: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
 SUM_EPS_FLOOR = 1e-300
 
@@ -228,6 +252,49 @@ def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray
     return mid, rad
 
 
+# -- the float64 midpoint-radius route -------------------------------------------------
+
+def _float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional, progress) -> tuple[Any, str, float]:
+    """The filter on float64 disks (algorithms.s4_midrad): (result, "", C~ seconds) when
+    every radius is <= eps, else (None, why, 0)."""
+    progress("filter on float64 disks")
+    M = next_power_of_two(L)
+    t_ct = time.perf_counter()
+    if c_tilde is None:
+        try:
+            ct = c_tilde_balls(model, step, M, FLOAT64_SETUP_PREC)
+        except ZeroDivisionError:
+            return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
+    else:
+        ct = c_tilde
+    t_ct = time.perf_counter() - t_ct if c_tilde is None else 0.0
+    res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+    if not res.ok:
+        return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
+    worst = float(np.max(res.value[1]))
+    if not (math.isfinite(worst) and Fraction(worst) <= eps):
+        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", 0.0
+    return res, "", t_ct
+
+
+def _float64_kernel(res, model, step, L, c_tilde, exact, counts, problem, t0, t_ct) -> "CertifiedKernel":
+    mid, rad = res.value
+    info = res.info
+    constants = constants_from_bounds(info["b"], info["w"], info["d"], info["A_wt"], model.r, info["exceptional"],
+                                      {k: info["poles"] > 0 for k in info["A_wt"]})
+    certificate: dict = {"mode": "ball", "routing": "exact" if exact else "ball", **constants,
+                         "cauchy": dict(info["cauchy"]), "arithmetic": FLOAT64_ARITHMETIC,
+                         "precision_bits": 53, "max_radius": float(np.max(rad)) if len(rad) else 0.0}
+    cnt = _counts(model, step, L, info["exceptional"], counts, "direct", None)
+    certificate["seconds"] = round(time.perf_counter() - t0, 6)
+    if c_tilde is None:
+        M = next_power_of_two(L)
+        certificate["c_tilde"] = {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
+                                  "counted_with_filter": False, "seconds": round(t_ct, 6),
+                                  "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}
+    return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=DiskBalls(mid, rad))
+
+
 # -- counts -----------------------------------------------------------------------
 
 def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route: str = "tree",
@@ -260,12 +327,17 @@ def _counts(model, step, L, exceptional, counts, route, sum_eps) -> dict:
 def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball", c_tilde: Any = None,
                    *, max_prec: int = DEFAULT_MAX_PREC, apriori_limit: int = DEFAULT_APRIORI_LIMIT,
                    force: bool = False, counts: Any = "auto", cauchy: str = "auto",
-                   progress: Callable[[str], None] | None = None) -> CertifiedKernel:
+                   arithmetic: str = "auto", progress: Callable[[str], None] | None = None) -> CertifiedKernel:
     """The length-L kernel of ``model`` at ``step`` with ||K^ - K||_inf <= eps, certified.
 
     ``cauchy`` picks the Cauchy route of the ball run: ``"tree"`` (exact product tree),
     ``"direct"``, ``"fast"`` (hierarchical arcs) or ``"auto"`` (the tree below 8 states,
     the arcs from there on: measured faster, and the tree's precision grows with N).
+    ``arithmetic`` (ball mode): ``"float64"`` runs the filter on float64 disks
+    (``algorithms.s4_midrad``: direct Cauchy sums, numpy, rigorous rounding bounds) and
+    fails if their radius exceeds eps; ``"ball"`` runs it in ball arithmetic with the
+    precision raised until the radii reach eps; ``"auto"`` tries float64 first (when
+    the Cauchy route is "auto" or "direct") and falls back to balls.
     Raises ValueError for bad input and CertificationError when the certificate cannot
     be completed (the reason names why: a resonance, a precision limit, ...).
 
@@ -289,6 +361,11 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             if isinstance(x, (int, float, complex, Fraction, np.number, tuple)):
                 exact_parts(x, f"c_tilde[{i}]")
     progress = progress or (lambda msg: None)
+    if arithmetic not in ARITHMETIC_CHOICES:
+        raise ValueError(f"arithmetic must be one of {', '.join(ARITHMETIC_CHOICES)}; got {arithmetic!r}")
+    if arithmetic == "float64" and (mode != "ball" or cauchy not in ("auto", "direct")):
+        raise ValueError("arithmetic 'float64' is a ball-mode route with direct Cauchy sums "
+                         "(mode='ball', cauchy='auto' or 'direct')")
     route = choose_route(cauchy, model.N)
     M = next_power_of_two(L)
     exact = routing.exact_inputs(model, step, c_tilde)
@@ -308,6 +385,15 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     if mode == "exact" and not exact:
         raise ValueError("mode 'exact' needs exact inputs (ints, floats, rationals); the model holds balls")
 
+    if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct"):
+        res64, why, t_ct = _float64_filter(model, step, L, eps_q, c_tilde, exceptional, progress)
+        if res64 is not None:
+            return _float64_kernel(res64, model, step, L, c_tilde, exact, counts, problem, t0, t_ct)
+        if arithmetic == "float64":
+            raise CertificationError(f"not certified on float64 disks: {why}")
+        why64 = why
+    else:
+        why64 = None
     run = _ball_filter(model, step, L, eps_q, c_tilde, exceptional, exact, max_prec, progress, route)
     if run.status != "ok":
         raise CertificationError(f"{run.status}: {run.reason}")
@@ -316,6 +402,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     constants = filter_constants(F, res.info, model.r)
     certificate: dict = {"mode": mode, "routing": "exact" if exact else "ball", **constants,
                          "cauchy": _route_record(res.info["cauchy"])}
+    if why64 is not None:
+        certificate["float64_route"] = f"tried first, not certified: {why64}"
     balls = res.value
     exact_values = None
 

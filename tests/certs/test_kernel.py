@@ -129,11 +129,12 @@ def test_constants_bound_the_exact_blocks():
 def test_counts_match_a_counted_run():
     from arith import Counting, Float64Field
     m = DPLR([-1, -2, (-1, 3)], [1, 1, 1], [1, 1, 1], [1, -1, 1])
-    ck = certify_kernel(m, 0.5, 16, 1e-12)
-    C = Counting(Float64Field())
-    filter_kernel(C, m, 0.5, 16, c_tilde=[1.0] * 3, exceptional=[])
-    assert ck.counts["measured"] and ck.counts["ops"] == sum(C.counts.values())
-    assert ck.counts["peak_words"] == C.peak_words
+    for arithmetic, route in (("ball", "tree"), ("float64", "direct")):
+        ck = certify_kernel(m, 0.5, 16, 1e-12, arithmetic=arithmetic)
+        C = Counting(Float64Field())
+        filter_kernel(C, m, 0.5, 16, c_tilde=[1.0] * 3, exceptional=[], cauchy=route)
+        assert ck.counts["measured"] and ck.counts["route"] == route
+        assert ck.counts["ops"] == sum(C.counts.values()) and ck.counts["peak_words"] == C.peak_words
 
 
 def test_supplied_c_tilde_agrees_with_formed():
@@ -191,7 +192,7 @@ def test_fast_route_records_orders_and_bounds():
     C = [Fraction((-1) ** j, j + 1) for j in range(N)]
     m = DPLR(lam, P, B, C)
     step = Fraction(1, 16)
-    ck = certify_kernel(m, step, 32, 1e-12)  # auto picks the arcs at N >= 8
+    ck = certify_kernel(m, step, 32, 1e-12, arithmetic="ball")  # auto picks the arcs at N >= 8
     rec = ck.certificate["cauchy"]
     assert rec["route"] == "fast" and rec["p"] >= 1 and rec["p0"] >= 1 and rec["theta"] == 0.4
     assert 0 <= rec["max_truncation_bound"] <= 1e-12

@@ -1,0 +1,268 @@
+"""Midpoint-radius arithmetic on float64 arrays, rigorous under round to nearest.
+
+An ``MR`` holds a complex128 array of midpoints and a float64 array of radii: the
+disks ``|x - mid| <= rad``.  Every operation returns disks that contain the exact
+result of the same operation on any points of the operand disks.  Nothing changes the
+rounding mode: midpoints are computed in round to nearest with an a-priori bound on
+their rounding error (``U = 2^-53`` per operation), and radii are computed with every
+operation rounded up by one step (``np.nextafter(x, inf)`` after round to nearest is
+at least the exact result, underflow included).  ``proofs/midrad_arithmetic.md``
+proves each rule; the operations refuse (``RangeError``) magnitudes outside
+``[2^-400, 2^400]`` where a bound would need the subnormal or overflow range.
+
+Zero tests are three-valued per entry (``certainly_nonzero`` is the TRUE/FALSE mask
+of "excludes zero"; a disk that contains zero is UNKNOWN unless it is the point 0).
+
+>>> x = MR.from_parts([1 + 1j], [0.0])
+>>> y = x.mul(x.inv())
+>>> bool(abs(y.mid[0] - 1) <= y.rad[0])
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+#: unit roundoff of float64 (round to nearest)
+U = 2.0 ** -53
+#: magnitudes outside [SMALL, LARGE] are refused where an error bound needs them
+SMALL = 2.0 ** -400
+LARGE = 2.0 ** 400
+#: per-operation allowance for an underflowing product (four times the subnormal unit)
+UNDERFLOW = 2.0 ** -1072
+
+
+class RangeError(ArithmeticError):
+    """An operand outside the range where the a-priori rounding bounds hold."""
+
+
+def up(x):
+    """One step up after round to nearest: >= the exact result of the last operation."""
+    return np.nextafter(x, np.inf)
+
+
+def down(x):
+    return np.nextafter(x, -np.inf)
+
+
+def abs_upper(z: np.ndarray) -> np.ndarray:
+    """|re| + |im| rounded up: >= |z| (at most sqrt(2) |z|)."""
+    return up(np.abs(z.real) + np.abs(z.imag))
+
+
+def modulus_upper(z: np.ndarray) -> np.ndarray:
+    """sqrt(re^2 + im^2) with every operation rounded up: >= |z|."""
+    return up(np.sqrt(up(up(z.real * z.real) + up(z.imag * z.imag))))
+
+
+def abs_lower(z: np.ndarray) -> np.ndarray:
+    """max(|re|, |im|), exactly: <= |z|."""
+    return np.maximum(np.abs(z.real), np.abs(z.imag))
+
+
+def sum_upper(s: np.ndarray | float, n: int):
+    """An upper bound of an exact sum of at most ``n`` nonnegative products (or terms)
+    whose computed value is ``s`` (any summation order, fused or not, underflow
+    included): s (1 + (2n+2)u) + n 2^-1072, rounded up.  Needs (n+1) u <= 1/4."""
+    if not (n + 1) * U <= 0.25:
+        raise RangeError(f"a sum of {n} terms is beyond the a-priori bound")
+    c = 1.0 + (2 * n + 2) * U  # exact: 1 + an even multiple of u
+    return up(up(np.multiply(s, c)) + n * UNDERFLOW)
+
+
+def _check_range(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        if a.size and not (np.all(np.isfinite(a)) and float(np.max(np.abs(a))) <= LARGE):
+            raise RangeError("a midpoint or radius is not finite or exceeds 2^400")
+
+
+@dataclass
+class MR:
+    """Complex disks ``|x - mid| <= rad`` (numpy arrays of one shape)."""
+
+    mid: np.ndarray
+    rad: np.ndarray
+
+    @classmethod
+    def from_parts(cls, mid, rad) -> "MR":
+        m = np.asarray(mid, dtype=np.complex128)
+        r = np.asarray(rad, dtype=np.float64)
+        r = np.broadcast_to(r, m.shape).copy()
+        if np.any(r < 0) or np.any(np.isnan(r)):
+            raise ValueError("radii must be >= 0")
+        _check_range(m.real, m.imag, r)
+        return cls(m, r)
+
+    @classmethod
+    def exact(cls, values) -> "MR":
+        """Points: complex128 values taken as exact."""
+        m = np.asarray(values, dtype=np.complex128)
+        return cls.from_parts(m, np.zeros(m.shape))
+
+    def __len__(self) -> int:
+        return len(self.mid)
+
+    def __getitem__(self, idx) -> "MR":
+        return MR(self.mid[idx], self.rad[idx])
+
+    # -- the operations --------------------------------------------------------------------
+
+    def conj(self) -> "MR":
+        return MR(np.conj(self.mid), self.rad.copy())
+
+    def neg(self) -> "MR":
+        return MR(-self.mid, self.rad.copy())
+
+    def _addsub(self, other: "MR", sign: int) -> "MR":
+        m = self.mid + other.mid if sign > 0 else self.mid - other.mid
+        _check_range(m.real, m.imag)
+        # |fl(x) - x| <= u |fl(x)| per component (additions never underflow)
+        r = up(up(self.rad + other.rad) + up(U * abs_upper(m)))
+        return MR(m, r)
+
+    def add(self, other: "MR") -> "MR":
+        return self._addsub(other, 1)
+
+    def sub(self, other: "MR") -> "MR":
+        return self._addsub(other, -1)
+
+    def mul(self, other: "MR") -> "MR":
+        a, b = self.mid, other.mid
+        ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+        m = np.empty(np.broadcast(a, b).shape, dtype=np.complex128)
+        m.real = ar * br - ai * bi  # each component: error <= gamma_2 (|ar br| + |ai bi|) + 2 underflows
+        m.imag = ar * bi + ai * br
+        _check_range(m.real, m.imag)
+        aa, ab = abs_upper(a), abs_upper(b)
+        rad = up(up(aa * other.rad) + up(self.rad * ab))
+        rad = up(rad + up(self.rad * other.rad))
+        rad = up(rad + up(up(3 * U * aa) * ab))  # gamma_2 <= 3u, both components together
+        return MR(m, up(rad + 8 * UNDERFLOW))
+
+    def scale(self, c: float) -> "MR":
+        """Multiplication by an exact power of two (exact unless it underflows)."""
+        if c <= 0 or c != 2.0 ** round(np.log2(c)):
+            raise ValueError("scale takes a positive power of two")
+        m = self.mid * c
+        _check_range(m.real, m.imag)
+        return MR(m, up(up(self.rad * c) + 2 * UNDERFLOW))
+
+    def certainly_nonzero(self) -> np.ndarray:
+        """True where the disk excludes 0 (a mask; False means 'not certainly')."""
+        return abs_lower(self.mid) > self.rad
+
+    def inv(self) -> "MR":
+        """1/x; raises RangeError unless every disk certainly excludes 0 (and the
+        midpoints lie in the safe range)."""
+        b = self.mid
+        ell = abs_lower(b)
+        if b.size and not (np.all(ell > self.rad) and float(np.min(ell)) >= SMALL and float(np.max(ell)) <= LARGE):
+            raise RangeError("a divisor is not certainly nonzero (or is outside [2^-400, 2^400])")
+        n = b.real * b.real + b.imag * b.imag
+        m = np.empty(b.shape, dtype=np.complex128)
+        m.real = b.real / n
+        m.imag = -b.imag / n
+        t = up(1.0 / ell)  # >= 1/|b^| >= |1/b^|
+        # |1/x - 1/b^| <= rad / (ell (ell - rad)); |m - 1/b^| <= 4u t (gamma_3 per component, no underflow here)
+        den = down(ell * down(ell - self.rad))
+        rad = up(up(self.rad / den) + up(4 * U * t))
+        return MR(m, rad)
+
+    def div(self, other: "MR") -> "MR":
+        return self.mul(other.inv())
+
+    def abs_upper(self) -> np.ndarray:
+        """Upper bounds of |x| over each disk."""
+        return up(abs_upper(self.mid) + self.rad)
+
+    def abs_lower(self) -> np.ndarray:
+        """Lower bounds of |x| over each disk (0 where it may contain 0)."""
+        return np.maximum(down(abs_lower(self.mid) - self.rad), 0.0)
+
+    def contains(self, values) -> np.ndarray:
+        """Whether each exact complex128 value lies in its disk (a float test that may
+        say False on the boundary; for tests)."""
+        v = np.asarray(values, dtype=np.complex128)
+        return abs_lower(v - self.mid) * (1 - 4 * U) <= self.rad
+
+
+#: bound on |x - (hi + lo)| of the double-float pairs made from enclosures
+DD_RADIUS = 2.0 ** -103
+
+
+def _dd_part(x) -> tuple[float, float]:
+    """(hi, lo) floats with |x - hi - lo| <= 2^-110 + 2^-104 for a real ball x (checked)."""
+    from flint import arb, ctx
+
+    hi = float(x.mid())
+    with ctx.workprec(max(ctx.prec, 128)):  # x - hi exactly enough (flint rounds to the global precision)
+        rest = x - hi
+    lo = float(rest.mid())
+    if not (abs(lo) <= 2.0 ** -52 * max(abs(hi), 2.0 ** -400) and rest.rad() < arb(2) ** -110):
+        raise RangeError("a ball is too wide for a double-float pair")
+    return hi, lo
+
+
+@lru_cache(maxsize=8)
+def _roots_dd(M: int) -> tuple[np.ndarray, np.ndarray]:
+    from flint import ctx, fmpq, arb
+
+    E = max(M // 8, 1)
+    c = np.empty((E + 1, 2))
+    s = np.empty((E + 1, 2))
+    with ctx.workprec(128):
+        for k in range(E + 1):
+            sk, ck = arb.sin_cos_pi_fmpq(fmpq(2 * k, M))
+            c[k] = _dd_part(ck)
+            s[k] = _dd_part(sk)
+    k = np.arange(M)
+    quadrant, kk = divmod(k, max(M // 4, 1)) if M >= 4 else (k * (4 // M), np.zeros(M, dtype=int))
+    swap = kk > E
+    j = np.where(swap, max(M // 4, 1) - kk, kk)
+    cos_t = np.where(swap[:, None], s[j], c[j])      # cos(2 pi kk / M), as a (hi, lo) pair
+    sin_t = np.where(swap[:, None], c[j], s[j])
+    re, im = cos_t, -sin_t                           # exp(-2 pi i kk / M)
+    for q in (1, 2, 3):                              # times (-i)^q, exactly
+        sel = quadrant == q
+        for _ in range(q):
+            re_q, im_q = im[sel].copy(), -re[sel]
+            re[sel], im[sel] = re_q, im_q
+    hi = re[:, 0] + 1j * im[:, 0]
+    lo = re[:, 1] + 1j * im[:, 1]
+    hi.setflags(write=False)
+    lo.setflags(write=False)
+    return hi, lo
+
+
+def roots_of_unity_dd(M: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """z_k = exp(-2 pi i k / M), k = 0..M-1, as double-float pairs: hi + lo with
+    |z_k - hi_k - lo_k| <= DD_RADIUS.  From an enclosure of cos and sin at the
+    M/8 + 1 angles of the first octant; the rest by exact swaps and sign changes.
+    Cached per M (read-only arrays)."""
+    if M < 1 or M & (M - 1):
+        raise ValueError(f"M must be a power of two, got {M}")
+    hi, lo = _roots_dd(M)
+    return hi, lo, DD_RADIUS
+
+
+def roots_of_unity(M: int) -> MR:
+    """The disks of z_k = exp(-2 pi i k / M) around float64 midpoints."""
+    hi, lo, rad = roots_of_unity_dd(M)
+    return MR(hi.copy(), up(abs_upper(lo) + rad))
+
+
+def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
+    """Double-float pairs (hi, lo) of complex balls (acb) and one radius R with
+    |x_j - hi_j - lo_j| <= R."""
+    n = len(balls)
+    hi, lo = np.empty(n, dtype=np.complex128), np.empty(n, dtype=np.complex128)
+    for j, b in enumerate(balls):
+        if not b.is_finite():
+            raise RangeError("a ball is not finite")
+        rh, rl = _dd_part(b.real)
+        ih, il = _dd_part(b.imag)
+        hi[j], lo[j] = complex(rh, ih), complex(rl, il)
+    _check_range(hi.real, hi.imag)
+    return hi, lo, 2 * DD_RADIUS

@@ -112,7 +112,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
         dim += zl.imag[s:e, None] - plim
         inv = dre * dre
         inv += dim * dim
-        np.divide(1.0, inv, out=inv)                  # 1/|d|^2
+        with np.errstate(divide="ignore", over="ignore"):  # 0 or overflow is refused just below
+            np.divide(1.0, inv, out=inv)              # 1/|d|^2
         lo, hi = float(inv.min()), float(inv.max())
         if not (lo >= SMALL * SMALL and hi <= LARGE * LARGE):
             raise RangeError("a pole lies too close to (or too far from) a root for float64 disks")

@@ -48,7 +48,8 @@ def case1(step=1e-2, N=64, L=16384):
     eps = 1e-12 * float(np.abs(K64).max())
     ck, tc = timed(certify_kernel, m, step, L, eps, c_tilde=list(C), counts=False)
     c = ck.certificate
-    print(f"[1] LegS N={N} L={L} step={step}: float64 {t64:.3f}s, certified ({c['cauchy']['route']}, "
+    print(f"[1] LegS N={N} L={L} step={step}: float64 {t64:.3f}s, certified ({c.get('arithmetic', 'ball')}, "
+          f"{c['cauchy']['route']}, "
           f"{c['precision_bits']} bits, p={c['cauchy'].get('p')}) {tc:.3f}s, ratio {tc / t64:.1f}x "
           f"(aim 5x); max radius {c['max_radius']:.2e} <= eps {eps:.2e}; "
           f"float64 error <= {float(np.max(np.abs(K64 - ck.mid) + ck.rad)):.2e}", flush=True)
@@ -57,8 +58,9 @@ def case1(step=1e-2, N=64, L=16384):
 def case2(step=1e-2, N=256, L=65536, L_direct=2048):
     m, (lam, P, Q, B, C) = legs(N)
     eps = 1e-12 * float(np.abs(float64_kernel(lam, P, Q, B, C, step, L)).max())
-    ck, tf = timed(certify_kernel, m, step, L, eps, c_tilde=list(C), counts=False, cauchy="fast")
-    _, td = timed(certify_kernel, m, step, L_direct, eps, c_tilde=list(C), counts=False, cauchy="direct")
+    ck, tf = timed(certify_kernel, m, step, L, eps, c_tilde=list(C), counts=False, cauchy="fast", arithmetic="ball")
+    _, td = timed(certify_kernel, m, step, L_direct, eps, c_tilde=list(C), counts=False, cauchy="direct",
+                  arithmetic="ball")
     td_scaled = td * L / L_direct
     print(f"[2] LegS N={N} L={L}: certified arcs {tf:.2f}s; certified direct at L={L_direct} {td:.2f}s, "
           f"scaled to L={L} ~{td_scaled:.0f}s; arcs faster by ~{td_scaled / tf:.0f}x (aim >= 10x)", flush=True)

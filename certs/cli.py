@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
     k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
                    help="Cauchy route of the certifying ball run (default auto)")
+    k.add_argument("--arithmetic", choices=["auto", "ball", "float64"], default="auto",
+                   help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
+                        "float64 first with balls as the fallback (default auto)")
     k.add_argument("--quiet", action="store_true", help="no progress display")
 
     a = sub.add_parser("audit", help="re-verify a kernel file independently")
@@ -161,7 +164,8 @@ def cmd_kernel(args) -> int:
     t0 = time.perf_counter()
     try:
         ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
-                            force=args.force, counts=counts, cauchy=args.cauchy, progress=progress)
+                            force=args.force, counts=counts, cauchy=args.cauchy,
+                            arithmetic=args.arithmetic, progress=progress)
     except CertificationError as e:
         progress.done()
         print(f"s4cert: not certified: {e}", file=sys.stderr)
@@ -172,7 +176,8 @@ def cmd_kernel(args) -> int:
     prec = cert.get("precision_bits")
     print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
     print(f"max radius {float(ck.rad.max()):.3e} (float64 midpoints; K_j lies within rad_j of mid_j)"
-          + (f"  precision {prec} bits" if prec else "") + f"  time {elapsed:.3f}s")
+          + (f"  precision {prec} bits" if prec else "")
+          + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
     print(f"constants: b={cert['b']:.4g} w={cert['w']:.4g} s={cert['s']:.4g} d={cert['d']:.4g} "
           f"kappa={cert['kappa']:.4g} partition={cert['partition']}")
     if args.mode == "a-priori":

@@ -90,6 +90,8 @@ def test_hippo_and_lmu_audit():
     (["audit", "/nonexistent/k.json"], "k.json"),
     (["count", "-N", "a,b"], "-N"),
     (["lmu-audit", "--memory-size", "4"], "required"),
+    (["kernel", "--arithmetic", "float64", "--mode", "exact"], "arithmetic"),
+    (["kernel", "--arithmetic", "double"], "--arithmetic"),
 ])
 def test_user_mistakes_exit_2_with_one_line(args, needle):
     p = s4cert(*args)
@@ -123,3 +125,17 @@ def test_review_cli_cases():
     assert p.returncode == 1 and "a-priori" in p.stderr and "Traceback" not in p.stderr
     p = s4cert("kernel", "-L", "100000000000")
     assert p.returncode == 2 and "maximum" in p.stderr
+
+
+def test_arithmetic_choice(tmp_path):
+    """--arithmetic float64 certifies on float64 disks (and says so), ball runs balls, and
+    a float64 request that cannot reach eps exits 1 with the reason."""
+    base = ["kernel", "--hippo", "legs", "-N", "8", "-L", "64", "--step", "0.05", "--eps", "1e-11", "--quiet"]
+    p = s4cert(*base, "--arithmetic", "float64")
+    assert p.returncode == 0, p.stderr
+    assert "float64 midpoint-radius" in p.stdout and "precision 53 bits" in p.stdout
+    p = s4cert(*base, "--arithmetic", "ball")
+    assert p.returncode == 0, p.stderr
+    assert "midpoint-radius" not in p.stdout
+    p = s4cert("kernel", "-N", "3", "-L", "8", "--eps", "1e-40", "--arithmetic", "float64", "--quiet")
+    assert p.returncode == 1 and "float64 disks" in p.stderr

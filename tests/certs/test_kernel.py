@@ -257,3 +257,45 @@ def test_wide_ball_inputs_stop_with_a_reason():
     lam = acb(arb(-2, 1e-30))  # contains -2/step: the input cannot decide the partition
     with pytest.raises(CertificationError, match="undecided"):
         certify_kernel(DPLR([lam, -1], [0, 0], [1, 1], [1, 1]), 1, 4, 1e-9)
+
+
+def test_float64_route_is_taken_and_audited(tmp_path):
+    """Ball mode tries the float64 disks first: taken when max rad <= eps (exactly), the
+    certificate says so, the file round-trips and an independent audit passes."""
+    from algorithms.hippo import dplr_float64
+    from certs.audit import audit_kernel_file
+    from certs.files import load_kernel, save_kernel
+    m = dplr_float64("legs", 8)
+    ck = certify_kernel(m, 0.05, 40, 1e-10, c_tilde=m.C)
+    c = ck.certificate
+    assert c["arithmetic"] == "float64 midpoint-radius" and c["precision_bits"] == 53
+    assert c["cauchy"]["route"] == "direct" and Fraction(c["max_radius"]) <= Fraction(1e-10)
+    assert len(ck.balls) == 40 and all(ck.balls[j].contains(acb(ck.mid[j].real, ck.mid[j].imag)) for j in range(40))
+    path = tmp_path / "k.json"
+    save_kernel(path, ck, m, 0.05, c_tilde=m.C)
+    kf = load_kernel(path)
+    assert kf.digest_ok and [Fraction(r) for r in ck.rad] == list(kf.rad)
+    report = audit_kernel_file(path)
+    assert report.ok, report
+
+
+def test_float64_route_falls_back_or_refuses():
+    """eps below what float64 disks reach: auto falls back to balls (and says why);
+    arithmetic="float64" refuses; float64 with another mode or route is a ValueError."""
+    m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
+    ck = certify_kernel(m, 0.5, 8, 1e-30)
+    assert ck.certificate["precision_bits"] > 53 and "float64_route" in ck.certificate
+    assert "arithmetic" not in ck.certificate
+    with pytest.raises(CertificationError, match="float64 disks"):
+        certify_kernel(m, 0.5, 8, 1e-30, arithmetic="float64")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.5, 8, 1e-10, arithmetic="float64", mode="a-priori")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.5, 8, 1e-10, arithmetic="float64", cauchy="fast")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.5, 8, 1e-10, arithmetic="double")
+    # the ball arithmetic on request, and both contain the same kernel
+    a = certify_kernel(m, 0.5, 8, 1e-12, arithmetic="ball")
+    b = certify_kernel(m, 0.5, 8, 1e-12, arithmetic="float64")
+    assert "arithmetic" not in a.certificate and b.certificate["arithmetic"] == "float64 midpoint-radius"
+    assert np.all(np.abs(a.mid - b.mid) <= a.rad + b.rad)

@@ -1,0 +1,227 @@
+"""Tests of the filter on float64 disks (algorithms/s4_midrad.py, proofs/midrad_filter.md).
+
+Every check is containment of an exact value, or of a much tighter ball enclosure, in
+the float64 disks, decided exactly (floats are rationals)."""
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx, fmpq
+from hypothesis import given, strategies as st
+
+from algorithms.cauchy import cauchy_direct
+from algorithms.dplr import DPLR
+from algorithms.hippo import dplr_float64
+from algorithms.s4 import filter_kernel
+from algorithms.s4_midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
+from arith import BallField
+from arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
+from tests.helpers import exact_kernel, random_dplr
+
+REF = BallField(320)
+
+
+def disk_holds_exact(mid: complex, rad: float, re: Fraction, im: Fraction) -> bool:
+    """|re + i im - mid| <= rad, exactly."""
+    dr, di = re - Fraction(mid.real), im - Fraction(mid.imag)
+    return dr * dr + di * di <= Fraction(rad) ** 2
+
+
+def disk_holds_ball(mid: complex, rad: float, b: acb) -> bool:
+    """Every point of the ball b lies in the disk (certainly)."""
+    with ctx.workprec(400):
+        d = abs(b - acb(mid.real, mid.imag))
+        return bool(d.upper() <= arb(rad))
+
+
+def assert_kernel_contains_exact(res, exact):
+    mid, rad = res.value
+    assert len(mid) == len(exact)
+    for m, r, (re, im) in zip(mid, rad, exact):
+        assert disk_holds_exact(complex(m), float(r), re, im)
+
+
+# -- the kernel against exact kernels ----------------------------------------------------------
+
+@st.composite
+def rational_problem(draw):
+    N = draw(st.integers(1, 4))
+    r = draw(st.integers(1, 2))
+    step = draw(st.sampled_from([Fraction(1, 2), Fraction(1, 4), Fraction(1, 3)]))
+    m = random_dplr(draw, N, r, step, draw(st.booleans()))
+    L = draw(st.integers(1, 12))
+    return m, step, L
+
+
+@given(rational_problem())
+def test_disks_contain_the_exact_kernel(problem):
+    """Random Gaussian-rational models (r = 1, 2; some lambda_j = -2/step, the partition
+    given exactly): the kernel's disks contain K_j = C* Abar^j Bbar computed exactly, or
+    the route stops undecided (a pole on the grid)."""
+    from certs.routing import exact_partition
+    m, step, L = problem
+    res = filter_kernel_midrad(m, step, L, exceptional=exact_partition(m, step))
+    if not res.ok:  # near-resonant random models: the float64 disks may not decide a pivot
+        assert res.status in ("undecided", "resonant-diagonal", "resonant-correction", "singular-bilinear-matrix")
+        return
+    assert_kernel_contains_exact(res, exact_kernel(m, step, L))
+
+
+def test_exceptional_poles_and_rank_two():
+    """lambda_j = -2/step (the partition's constant term) with r = 2, against the exact kernel."""
+    step = Fraction(1, 2)
+    m = DPLR([(-4, 0), (-1, 2), (Fraction(-1, 3), -1)], [[1, 0], [Fraction(1, 2), 1], [0, (0, 1)]],
+             [1, (1, 1), 2], [(0, 1), 1, -1], Q=[[Fraction(1, 4), 0], [0, 1], [1, 1]])
+    res = filter_kernel_midrad(m, step, 9)
+    assert res.ok and res.info["exceptional"] == [0] and res.info["poles"] == 2
+    assert_kernel_contains_exact(res, exact_kernel(m, step, 9))
+    assert max(res.value[1]) < 1e-12
+
+
+def test_supplied_c_tilde_is_used():
+    """With C~ supplied the kernel is the filter of that C~ (checked against a ball run)."""
+    m = DPLR([-1.0, -2.5], [0.5, 0.25], [1, 1], [1, -1])
+    ct = [0.5 + 0.25j, -1.0]
+    res = filter_kernel_midrad(m, 0.25, 16, c_tilde=ct)
+    ref = filter_kernel(REF, m, 0.25, 16, c_tilde=ct, cauchy="direct")
+    assert res.ok and ref.ok
+    for mm, r, b in zip(*res.value, ref.value):
+        assert disk_holds_ball(complex(mm), float(r), b)
+
+
+@pytest.mark.parametrize("step", [1e-4, 1e-3, 1e-2, 1e-1])
+@pytest.mark.parametrize("N", [8, 32])
+def test_legs_kernels_contain_high_precision_runs(N, step):
+    """LegS float64 models at every step: the disks contain the 320-bit direct-sum run,
+    and are tight (radius far below 1e-9 of max |K|)."""
+    m = dplr_float64("legs", N)
+    L = 256
+    res = filter_kernel_midrad(m, step, L, c_tilde=m.C)
+    ref = filter_kernel(REF, m, step, L, c_tilde=m.C, cauchy="direct")
+    assert res.ok and ref.ok
+    mid, rad = res.value
+    for mm, r, b in zip(mid, rad, ref.value):
+        assert disk_holds_ball(complex(mm), float(r), b)
+    assert float(rad.max()) < 1e-9 * float(np.abs(mid).max())
+
+
+def test_pole_next_to_minus_one():
+    """A pole mu about 1e-9 outside z = -1 (mu = -1 + delta for lambda = a (2/delta - 1)):
+    containment against the 320-bit run."""
+    step = 0.5
+    a = 2 / step
+    lam = [a * (2 / -1e-9 - 1), -1.0 + 0.5j]
+    m = DPLR(lam, [0.25, 0.5], [1, 1j], [1, 2])
+    res = filter_kernel_midrad(m, step, 64)
+    ref = filter_kernel(REF, m, step, 64, cauchy="direct")
+    assert res.ok and ref.ok
+    for mm, r, b in zip(*res.value, ref.value):
+        assert disk_holds_ball(complex(mm), float(r), b)
+
+
+def test_info_bounds_hold_against_the_ball_constants():
+    """b, w (upper) and d (lower) of the float64 route bound the 320-bit ball values."""
+    from certs.constants import _key, filter_constants
+    m = dplr_float64("legs", 8)
+    res = filter_kernel_midrad(m, 0.1, 64, c_tilde=m.C)
+    ref = filter_kernel(REF, m, 0.1, 64, c_tilde=m.C, cauchy="direct", keep_blocks=True)
+    c = filter_constants(REF, ref.info, m.r)
+    info = res.info
+    # the ball constants are themselves upper (b, w) / lower (d) bounds, tight at 320 bits
+    assert info["b"] >= c["b"] * (1 - 1e-12) and info["w"] >= c["w"] * (1 - 1e-12)
+    assert info["d"] <= c["d"] * (1 + 1e-12)
+    for key, v in info["A_wt"].items():
+        assert v >= c["A_wt"][_key(key)] * (1 - 1e-12)
+
+
+# -- the Cauchy sums and the inverse transform ------------------------------------------------
+
+@st.composite
+def poles_and_weights(draw):
+    n = draw(st.integers(1, 40))
+    poles, weights = [], []
+    for _ in range(n):
+        kind = draw(st.sampled_from(["near_circle", "inside", "outside", "near_minus_one"]))
+        phi = draw(st.floats(0, 2 * math.pi))
+        if kind == "near_circle":
+            r = 1 + draw(st.sampled_from([-1, 1])) * draw(st.sampled_from([1e-9, 1e-6, 1e-3]))
+        elif kind == "inside":
+            r = draw(st.floats(0, 0.95))
+        elif kind == "outside":
+            r = draw(st.floats(1.05, 50))
+        else:
+            r, phi = 1 + draw(st.sampled_from([1e-9, -1e-9, 1e-5])), math.pi + draw(st.sampled_from([0.0, 1e-7, -1e-4]))
+        poles.append(complex(r * math.cos(phi), r * math.sin(phi)))
+        weights.append(complex(draw(st.floats(-4, 4)), draw(st.floats(-4, 4))))
+    M = draw(st.sampled_from([1, 2, 8, 64, 256]))
+    return poles, weights, M
+
+
+@given(poles_and_weights())
+def test_cauchy_disks_contain_the_exact_sums(problem):
+    """Direct sums of a_j/(z_k - mu_j) over random poles (next to the circle, next to -1,
+    inside, outside): the disks contain the 320-bit enclosures; the separation bound
+    is below every |z_k - mu_j|."""
+    poles, weights, M = problem
+    pb = [acb(p.real, p.imag) for p in poles]
+    wd = MR.exact(np.array(weights))
+    try:
+        sums, sep = cauchy_direct_midrad(roots_of_unity_dd(M), dd_from_balls(pb), [wd])
+    except RangeError:  # a pole on (or within float reach of) a root: refused, never wrong
+        return
+    ref = cauchy_direct(REF, [REF.from_number(p) for p in poles], [REF.from_number(w) for w in weights], M)
+    assert ref.ok
+    S = sums[0]
+    for k in range(M):
+        assert disk_holds_ball(complex(S.mid[k]), float(S.rad[k]), ref.value[k])
+    with ctx.workprec(200):
+        for k in range(M):
+            z = REF.root_of_unity(M, k)
+            for p in pb:
+                assert abs(z - p) >= arb(sep)
+
+
+def test_cauchy_refuses_a_pole_on_the_grid():
+    """mu = 1 = z_0: no disk separates them; RangeError (the caller reports undecided)."""
+    with pytest.raises(RangeError):
+        cauchy_direct_midrad(roots_of_unity_dd(8), dd_from_balls([acb(1)]), [MR.exact(np.ones(1))])
+
+
+def test_cauchy_weight_radii_are_carried():
+    """Weights with radii: every sum of any weights in the disks lies in the result (the
+    extreme points a_j + rad_j e^{i t} checked exactly at the 320-bit level)."""
+    poles = [0.5 + 0.1j, -0.3j, 1.5]
+    w = MR.from_parts(np.array([1 + 1j, -2.0, 0.5j]), np.array([1e-3, 0.0, 2e-2]))
+    sums, _ = cauchy_direct_midrad(roots_of_unity_dd(16), dd_from_balls([acb(p.real, p.imag) for p in poles]), [w])
+    for shift in (1, -1, 1j, -1j):
+        pts = [w.mid[j] + shift * w.rad[j] / 1.0000001 for j in range(3)]
+        ref = cauchy_direct(REF, [REF.from_number(p) for p in poles], [REF.from_number(x) for x in pts], 16)
+        for k in range(16):
+            assert disk_holds_ball(complex(sums[0].mid[k]), float(sums[0].rad[k]), ref.value[k])
+
+
+@given(st.sampled_from([1, 2, 4, 32, 512]), st.integers(0, 2 ** 32 - 1), st.sampled_from([0.0, 1e-12, 1e-3]))
+def test_inverse_dft_bound(M, seed, radius):
+    """(1/M) sum_k H_k conj(z_k)^j: the midpoints and the one radius R contain the
+    exact inverse transform of every H in the input disks (checked for the midpoints
+    and for the midpoints shifted by the radii)."""
+    g = np.random.default_rng(seed)
+    h = (g.standard_normal(M) + 1j * g.standard_normal(M)) * 2.0 ** g.integers(-20, 20, M)
+    H = MR.from_parts(h, np.full(M, radius))
+    mid, R = idft_midrad(H, roots_of_unity(M))
+    for shift in (0.0, radius / 1.0000001):
+        pts = [REF.from_number(complex(x + shift)) for x in h]
+        ref = REF.primitive("dft")(pts, True)
+        for j in range(M):
+            assert disk_holds_ball(complex(mid[j]), R, ref[j])
+
+
+def test_undecided_when_a_ball_input_is_too_wide():
+    """A ball entry of Lambda too wide for a double-float pole: the route stops undecided
+    (a caller then runs ball arithmetic)."""
+    with ctx.workprec(64):
+        wide = acb(-1, 0) + acb(arb(0, 1e-10))
+    m = DPLR([wide, -2.0], [0.5, 0.25], [1, 1], [1, -1])
+    res = filter_kernel_midrad(m, 0.5, 8)
+    assert res.status == "undecided" and "float64" in res.info["reason"]

@@ -5,9 +5,9 @@ disks ``|x - mid| <= rad``.  Every operation returns disks that contain the exac
 result of the same operation on any points of the operand disks.  Nothing changes the
 rounding mode: midpoints are computed in round to nearest with an a-priori bound on
 their rounding error (``U = 2^-53`` per operation), and radii are computed with every
-operation rounded up by one step (``np.nextafter(x, inf)`` after round to nearest is
-at least the exact result, underflow included).  ``proofs/midrad_arithmetic.md``
-proves each rule; the operations refuse (``RangeError``) magnitudes outside
+operation's rounded result x bounded by ``x (1 + 4u) + 2^-1070`` (at least the exact
+result of one rounding to nearest, underflow included), and lower bounds one step down
+(``np.nextafter(x, -inf)``).  ``proofs/midrad_filter.md`` proves each rule; the operations refuse (``RangeError``) magnitudes outside
 ``[2^-400, 2^400]`` where a bound would need the subnormal or overflow range.
 
 Zero tests are three-valued per entry (``certainly_nonzero`` is the TRUE/FALSE mask
@@ -38,9 +38,15 @@ class RangeError(ArithmeticError):
     """An operand outside the range where the a-priori rounding bounds hold."""
 
 
+#: (1 + 4u), exactly
+_UP = 1.0 + 4 * U
+
+
 def up(x):
-    """One step up after round to nearest: >= the exact result of the last operation."""
-    return np.nextafter(x, np.inf)
+    """An upper bound of y >= 0 from its rounded value x = fl(y) (one rounding to nearest,
+    underflow included): x (1 + 4u) + 2^-1070, both steps rounded to nearest.  For
+    nonnegative quantities only (radii and bounds)."""
+    return x * _UP + 4 * UNDERFLOW
 
 
 def down(x):

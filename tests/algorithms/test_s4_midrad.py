@@ -194,9 +194,10 @@ def test_cauchy_weight_radii_are_carried():
     poles = [0.5 + 0.1j, -0.3j, 1.5]
     w = MR.from_parts(np.array([1 + 1j, -2.0, 0.5j]), np.array([1e-3, 0.0, 2e-2]))
     sums, _ = cauchy_direct_midrad(roots_of_unity_dd(16), dd_from_balls([acb(p.real, p.imag) for p in poles]), [w])
-    for shift in (1, -1, 1j, -1j):
-        pts = [w.mid[j] + shift * w.rad[j] / 1.0000001 for j in range(3)]
-        ref = cauchy_direct(REF, [REF.from_number(p) for p in poles], [REF.from_number(x) for x in pts], 16)
+    for shift in (1, -1, 1j, -1j):  # extreme points of the weight disks, exactly
+        pts = [REF.add(REF.from_number(complex(w.mid[j])), REF.from_number(complex(shift * w.rad[j] / 1.0000001)))
+               for j in range(3)]
+        ref = cauchy_direct(REF, [REF.from_number(p) for p in poles], pts, 16)
         for k in range(16):
             assert disk_holds_ball(complex(sums[0].mid[k]), float(sums[0].rad[k]), ref.value[k])
 
@@ -210,8 +211,8 @@ def test_inverse_dft_bound(M, seed, radius):
     h = (g.standard_normal(M) + 1j * g.standard_normal(M)) * 2.0 ** g.integers(-20, 20, M)
     H = MR.from_parts(h, np.full(M, radius))
     mid, R = idft_midrad(H, roots_of_unity(M))
-    for shift in (0.0, radius / 1.0000001):
-        pts = [REF.from_number(complex(x + shift)) for x in h]
+    for shift in (0.0, radius / 1.0000001):  # the shifted points exactly, as 320-bit balls
+        pts = [REF.add(REF.from_number(complex(x)), REF.from_number(shift)) for x in h]
         ref = REF.primitive("dft")(pts, True)
         for j in range(M):
             assert disk_holds_ball(complex(mid[j]), R, ref[j])

@@ -4,9 +4,10 @@ The same procedure as ``s4.filter_kernel`` (its set-up is shared), with the work
 the M roots done by numpy on disk arrays (``arith.midrad``):
 
 1. set-up (partition, poles mu_j, weights) in ball arithmetic, rounded to disks;
-2. the (r+1)^2 Cauchy sums directly, by blocks of roots: midpoints by two real matrix
-   products per block, radii by two nonnegative matrix products with 1/l and 1/l^2,
-   where l = max(|Re d|, |Im d|) for d = z_k - mu_j (``proofs/midrad_filter.md``);
+2. the (r+1)^2 Cauchy sums directly, by blocks of roots: d = z_k - mu_j from
+   double-float roots and poles, midpoints by grouped real matrix products added by a
+   balanced tree, radii by two nonnegative matrix products with fl(1/|d|^2) and its
+   square root (``proofs/midrad_filter.md``, Lemmas 8-10);
 3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
    nonzero, else the route stops undecided), then H;
 4. the inverse DFT by an iterative radix-2 transform on the midpoints with a max-norm
@@ -71,8 +72,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
     so the bound does not grow like u/|d|^2 next to the circle.  The poles go in groups
     of GROUP; each group's sum is one matrix product (2 GROUP real products per entry)
     and the groups are added by a balanced tree, so each sum's rounding is at most
-    gamma_(2 GROUP + ceil(log2 m)) times sum |terms| per component.  The radius is
-    T @ alpha + (1/|d|^2) @ beta with T ~ 1/|d| (proofs/midrad_filter.md, lemma 3).
+    gamma_(GROUP + 1 + ceil(log2 m)) times sum |terms| per component.  The radius is
+    T @ alpha + (1/|d|^2) @ beta with T ~ 1/|d| (proofs/midrad_filter.md, Lemma 10).
     Raises RangeError when the disks cannot separate a root from a pole or a value
     leaves the safe range."""
     zh, zl, zR = roots
@@ -192,7 +193,7 @@ def idft_midrad(H: MR, Z: MR) -> tuple[np.ndarray, float]:
         X2 = float(np.max(abs_upper(x)))
         if not X2 <= LARGE:
             raise RangeError("the inverse transform left the safe range")
-        # E' = 2E + (3u |w| + rad w) X + u X' + underflow (proofs/midrad_filter.md, lemma 5)
+        # E' = 2E + (3u |w| + rad w) X + u X' + underflow (proofs/midrad_filter.md, Lemma 11)
         t = math.nextafter(math.nextafter(3 * U * tw_abs, math.inf) + tw_rad, math.inf)
         E = math.nextafter(2 * E + math.nextafter(t * X, math.inf), math.inf)
         E = math.nextafter(E + math.nextafter(U * X2, math.inf), math.inf)
@@ -267,9 +268,9 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             h = _disks(F, [F.mul(st.half_delta, cdot(F, st.Ct, st.m.B))])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
         mid, R = idft_midrad(H, Z)
+        bounds = _constant_bounds(blocks, Winv, mask, r)
     except RangeError as e:
         return undecided(f"float64 disks: {e}")
-    bounds = _constant_bounds(blocks, Winv, mask, r)
     A_wt = {key: float(sum_upper(float(np.sum(up(modulus_upper(w.mid) + w.rad))), len(w))) if len(w) else 0.0
             for key, w in zip(keys, wdisks)}
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
@@ -293,6 +294,9 @@ def _constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict
     cands = [blocks[("C", "B")].abs_upper(), row_sum([blocks[("C", i)] for i in range(r)])]
     cands += [blocks[(i, "B")].abs_upper() for i in range(r)]
     cands += [row_sum([blocks[(i, c)] for c in range(r)]) for i in range(r)]
-    b = max(1.0, max(float(np.max(c[mask])) for c in cands))
-    w = max(1.0, max(float(np.max(row_sum(Winv[i])[mask])) for i in range(r)))
+    bs = [float(np.max(c[mask])) for c in cands]
+    ws = [float(np.max(row_sum(Winv[i])[mask])) for i in range(r)]
+    if not all(math.isfinite(v) for v in bs + ws):  # NaN compares False in max: refuse it first
+        raise RangeError("a bound of b or w is not finite")
+    b, w = max([1.0] + bs), max([1.0] + ws)
     return {"b": b, "w": w}

@@ -126,6 +126,7 @@ class MR:
         _check_range(m.real, m.imag)
         # |fl(x) - x| <= u |fl(x)| per component (additions never underflow)
         r = up(up(self.rad + other.rad) + up(U * abs_upper(m)))
+        _check_range(r)
         return MR(m, r)
 
     def add(self, other: "MR") -> "MR":
@@ -145,7 +146,9 @@ class MR:
         rad = up(up(aa * other.rad) + up(self.rad * ab))
         rad = up(rad + up(self.rad * other.rad))
         rad = up(rad + up(up(3 * U * aa) * ab))  # gamma_2 <= 3u, both components together
-        return MR(m, up(rad + 8 * UNDERFLOW))
+        rad = up(rad + 8 * UNDERFLOW)
+        _check_range(rad)
+        return MR(m, rad)
 
     def scale(self, c: float) -> "MR":
         """Multiplication by an exact power of two (exact unless it underflows)."""
@@ -153,7 +156,9 @@ class MR:
             raise ValueError("scale takes a positive power of two")
         m = self.mid * c
         _check_range(m.real, m.imag)
-        return MR(m, up(up(self.rad * c) + 2 * UNDERFLOW))
+        rad = up(up(self.rad * c) + 2 * UNDERFLOW)
+        _check_range(rad)
+        return MR(m, rad)
 
     def certainly_nonzero(self) -> np.ndarray:
         """True where the disk excludes 0 (a mask; False means 'not certainly')."""
@@ -174,6 +179,7 @@ class MR:
         # |1/x - 1/b^| <= rad / (ell (ell - rad)); |m - 1/b^| <= 4u t (gamma_3 per component, no underflow here)
         den = down(ell * down(ell - self.rad))
         rad = up(up(self.rad / den) + up(4 * U * t))
+        _check_range(rad)
         return MR(m, rad)
 
     def div(self, other: "MR") -> "MR":
@@ -199,7 +205,8 @@ DD_RADIUS = 2.0 ** -103
 
 
 def _dd_part(x) -> tuple[float, float]:
-    """(hi, lo) floats with |x - hi - lo| <= 2^-110 + 2^-104 for a real ball x (checked)."""
+    """(hi, lo) floats with |x - hi - lo| <= 2^-110 + 2^-104 max(|hi|, 1) for a real ball x
+    (checked: the ball x - hi has radius < 2^-110 and |lo| <= 2^-52 max(|hi|, 2^-400))."""
     from flint import arb, ctx
 
     hi = float(x.mid())
@@ -261,7 +268,8 @@ def roots_of_unity(M: int) -> MR:
 
 def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
     """Double-float pairs (hi, lo) of complex balls (acb) and one radius R with
-    |x_j - hi_j - lo_j| <= R."""
+    |x_j - hi_j - lo_j| <= R (R = 2 (2^-110 + 2^-104 max(1, max |hi| per component)),
+    rounded up)."""
     n = len(balls)
     hi, lo = np.empty(n, dtype=np.complex128), np.empty(n, dtype=np.complex128)
     for j, b in enumerate(balls):
@@ -271,4 +279,5 @@ def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
         ih, il = _dd_part(b.imag)
         hi[j], lo[j] = complex(rh, ih), complex(rl, il)
     _check_range(hi.real, hi.imag)
-    return hi, lo, 2 * DD_RADIUS
+    big = max(1.0, float(np.max(np.abs(hi.real), initial=0.0)), float(np.max(np.abs(hi.imag), initial=0.0)))
+    return hi, lo, float(up(2 * up(2.0 ** -110 + up(2.0 ** -104 * big))))

@@ -226,3 +226,22 @@ def test_undecided_when_a_ball_input_is_too_wide():
     m = DPLR([wide, -2.0], [0.5, 0.25], [1, 1], [1, -1])
     res = filter_kernel_midrad(m, 0.5, 8)
     assert res.status == "undecided" and "float64" in res.info["reason"]
+
+
+def test_far_poles_double_float_radius():
+    """Double-float pairs of poles far from the circle (|mu| up to 2^17): the returned
+    radius bounds |mu - hi - lo| for 128-bit balls, and the Cauchy disks contain the
+    320-bit sums."""
+    with ctx.workprec(128):
+        balls = [acb(arb(fmpq(10 ** 5 + j, 3)), arb(fmpq(-7 * 2 ** 16 + j, 11))) for j in range(8)]
+        balls += [acb(arb(fmpq(2 ** 17, 3)), 0), acb(arb(1) / 3, arb(2) / 7)]
+    hi, lo, R = dd_from_balls(balls)
+    with ctx.workprec(400):
+        for b, h, l in zip(balls, hi, lo):
+            d = b - acb(h.real, h.imag) - acb(l.real, l.imag)
+            assert abs(d) <= arb(R)
+    w = MR.exact(np.linspace(-1, 1, len(balls)) + 0.5j)
+    sums, _ = cauchy_direct_midrad(roots_of_unity_dd(32), (hi, lo, R), [w])
+    ref = cauchy_direct(REF, balls, [REF.from_number(complex(x)) for x in w.mid], 32)
+    for k in range(32):
+        assert disk_holds_ball(complex(sums[0].mid[k]), float(sums[0].rad[k]), ref.value[k])

@@ -20,6 +20,7 @@ True
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -152,7 +153,7 @@ class MR:
 
     def scale(self, c: float) -> "MR":
         """Multiplication by an exact power of two (exact unless it underflows)."""
-        if c <= 0 or c != 2.0 ** round(np.log2(c)):
+        if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0) or c != 2.0 ** round(math.log2(c)):
             raise ValueError("scale takes a positive power of two")
         m = self.mid * c
         _check_range(m.real, m.imag)
@@ -194,10 +195,11 @@ class MR:
         return np.maximum(down(abs_lower(self.mid) - self.rad), 0.0)
 
     def contains(self, values) -> np.ndarray:
-        """Whether each exact complex128 value lies in its disk (a float test that may
-        say False on the boundary; for tests)."""
+        """Whether each complex128 value lies certainly in its disk: True only when an
+        upper bound of |value - mid| is <= rad (so it may say False on the boundary)."""
         v = np.asarray(values, dtype=np.complex128)
-        return abs_lower(v - self.mid) * (1 - 4 * U) <= self.rad
+        d = v - self.mid  # each component within u of the computed one
+        return (d == 0) | (up((1 + 2 * U) * modulus_upper(d)) <= self.rad)  # fl(v - mid) = 0 iff v = mid
 
 
 #: bound on |x - (hi + lo)| of the double-float pairs made from enclosures

@@ -12,11 +12,12 @@ from __future__ import annotations
 import cmath
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import pytest
 from flint import acb, arb, ctx, fmpq
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, example, given, strategies as st
 
 from arith.midrad import (DD_RADIUS, LARGE, MR, SMALL, UNDERFLOW, RangeError, abs_lower, abs_upper,
                           dd_from_balls, modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper)
@@ -54,17 +55,19 @@ def unit(theta: float) -> Q2:
 #: directions of modulus <= 1: the axes, rational points of the circle, interior points
 DIRECTIONS = [Q2(1), Q2(0, 1), Q2(-1), Q2(0, -1), Q2(F(3, 5), F(4, 5)), Q2(F(-5, 13), F(12, 13)),
               Q2(F(-8, 17), F(-15, 17)), Q2(F(7, 10), F(-7, 10)), Q2(F(1, 2), F(1, 3))]
+#: fewer directions, for operations on pairs of points
+PAIR_DIRECTIONS = [Q2(0, -1), Q2(F(-3, 5), F(4, 5)), Q2(F(1, 2), F(-1, 3))]
 
 
 def phase(z: Q2) -> float:
     return math.atan2(float(z.im), float(z.re))
 
 
-def points(mid, rad, angles=()) -> list:
+def points(mid, rad, angles=(), directions=DIRECTIONS) -> list:
     """The midpoint, points of the circle |x - mid| = rad in the fixed directions and at the
     given angles, and interior points: all exact, all in the disk."""
     m, r = q2(mid), F(float(rad))
-    dirs = DIRECTIONS + [unit(a) for a in angles]
+    dirs = list(directions) + [unit(a) for a in angles]
     return [m] + [m + Q2(r * d.re, r * d.im) for d in dirs]
 
 
@@ -75,25 +78,34 @@ def assert_holds(result: MR, j: int, value: Q2, *operands):
 
 # -- strategies ------------------------------------------------------------------------------
 
-def components(lo_e: int, hi_e: int):
+@lru_cache(maxsize=None)
+def components(lo_e: int, hi_e: int, zero: bool = True):
     """Signed floats m 2^e (53-bit m in [1, 2), e in [lo_e, hi_e]; subnormal when e is below
-    -1022) and exact zeros."""
+    -1022) and (with ``zero``) exact zeros."""
     scaled = st.builds(lambda s, m, e: s * math.ldexp(m, e - 52),
                        st.sampled_from([1, -1]), st.integers(2 ** 52, 2 ** 53 - 1), st.integers(lo_e, hi_e))
-    return st.one_of(st.just(0.0), scaled, scaled)
+    return st.one_of(st.just(0.0), scaled, scaled) if zero else scaled
 
 
-@st.composite
-def radii(draw, scale: float, below: bool = False):
-    """Zero, tiny, comparable to ``scale`` or (unless ``below``) larger than it."""
-    shifts = [1, 2, 10, 30, 52, 53, 60, 100] + ([] if below else [0, -1, -4])
-    kind = draw(st.sampled_from(["zero", "scaled", "scaled", "edge"]))
+@lru_cache(maxsize=None)
+def exponents(lo_e: int, hi_e: int):
+    return st.integers(lo_e, hi_e)
+
+
+RADIUS_KINDS = st.sampled_from(["zero", "scaled", "scaled", "edge"])
+SHIFTS_BELOW = st.sampled_from([1, 2, 10, 30, 52, 53, 60, 100])
+SHIFTS_ANY = st.sampled_from([1, 2, 10, 30, 52, 53, 60, 100, 0, -1, -4])
+UNIT_FLOATS = st.floats(0, 1)
+
+
+def radius(draw, scale: float, below: bool = False) -> float:
+    """Zero, tiny, comparable to ``scale`` or (unless ``below``) up to 16 times larger."""
+    kind = draw(RADIUS_KINDS)
     if kind == "zero":
         return 0.0
     if kind == "edge" and below:  # just below the scale: the disk nearly reaches 0
-        return scale * (1 - math.ldexp(1.0, -draw(st.integers(1, 52))))
-    f = draw(st.floats(0, 1))
-    return math.ldexp(scale * f, -draw(st.sampled_from(shifts)))
+        return scale * (1 - math.ldexp(1.0, -draw(exponents(1, 52))))
+    return math.ldexp(scale * draw(UNIT_FLOATS), -draw(SHIFTS_BELOW if below else SHIFTS_ANY))
 
 
 @st.composite
@@ -101,18 +113,27 @@ def disks(draw, lo_e: int = -300, hi_e: int = 300):
     """(mid, rad) with components of exponent in [lo_e, hi_e] (or zero); the radius is
     relative to the midpoint's size, or to 2^e for a zero midpoint."""
     re, im = draw(components(lo_e, hi_e)), draw(components(lo_e, hi_e))
-    scale = max(abs(re), abs(im)) or math.ldexp(1.0, draw(st.integers(max(lo_e, -1022), hi_e)))
-    return complex(re, im), draw(radii(scale))
+    scale = max(abs(re), abs(im)) or math.ldexp(1.0, draw(exponents(max(lo_e, -1022), hi_e)))
+    return complex(re, im), radius(draw, scale)
+
+
+def inv_radius_bound(mid: complex, rad: float) -> Fraction:
+    """rad / (ell (ell - rad)) for ell = max(|re|, |im|) of the midpoint (exactly): the
+    first term of the reciprocal's radius, which must itself stay within 2^400."""
+    ell = F(max(abs(mid.real), abs(mid.imag)))
+    return F(rad) / (ell * (ell - F(rad)))
 
 
 @st.composite
 def nonzero_disks(draw, lo_e: int = -399, hi_e: int = 399):
-    """Disks that certainly exclude 0, with max(|re|, |im|) of the midpoint in [2^-400, 2^400]."""
-    big = draw(components(lo_e, hi_e).filter(lambda v: v != 0))
-    small = draw(st.one_of(st.just(0.0), components(-1074, hi_e)).filter(lambda v: abs(v) <= abs(big)))
+    """Disks that certainly exclude 0, with max(|re|, |im|) of the midpoint in
+    [2^lo_e, 2^(hi_e+1)) and reciprocals of radius well below 2^400."""
+    big, small = draw(components(lo_e, hi_e, zero=False)), draw(components(-1074, hi_e))
+    if abs(small) > abs(big):
+        big, small = small, big
     re, im = (big, small) if draw(st.booleans()) else (small, big)
-    rad = draw(radii(abs(big), below=True))
-    assume(rad < abs(big))
+    rad = radius(draw, abs(big), below=True)
+    assume(rad < abs(big) and inv_radius_bound(complex(re, im), rad) <= 2 ** 398)
     return complex(re, im), rad
 
 
@@ -125,7 +146,23 @@ def mr(ds) -> MR:
 
 # -- the operations --------------------------------------------------------------------------
 
-@given(st.lists(st.tuples(disks(), disks(), angles, angles), min_size=1, max_size=3))
+def test_from_parts_validates():
+    """Radii broadcast to the midpoints' shape; negative or NaN radii are a ValueError,
+    non-finite parts or parts above 2^400 a RangeError."""
+    x = MR.from_parts([1, 2j, 3], 0.5)
+    assert x.rad.tolist() == [0.5] * 3 and x.mid.dtype == np.complex128
+    x.rad[0] = 1.0
+    assert x.rad.tolist() == [1.0, 0.5, 0.5]
+    for rad in (-1.0, float("nan")):
+        with pytest.raises(ValueError):
+            MR.from_parts([1.0], [rad])
+    out_of_range = [([complex("inf")], [0.0]), ([1.0], [float("inf")]), ([2.0 ** 401 * 1j], [0.0]), ([0j], [2.0 ** 401])]
+    for mid, rad in out_of_range:
+        with pytest.raises(RangeError):
+            MR.from_parts(mid, rad)
+
+
+@given(st.lists(st.tuples(disks(), disks(), angles, angles), min_size=1, max_size=2))
 def test_add_sub_contain_exact_sums(cases):
     """add and sub: the result disks contain x + y and x - y for x, y at the midpoints, on
     the operand circles (fixed, random and error-aligned directions) and inside them."""
@@ -136,8 +173,8 @@ def test_add_sub_contain_exact_sums(cases):
             exact = q2(a[0]) + Q2(sign) * q2(b[0])
             err = exact - q2(z.mid[j])
             phi = phase(err) if err.abs2() else phase(exact) if exact.abs2() else 0.0
-            for p in points(*a, angles=(t, phi)):
-                for w in points(*b, angles=(s, phi if sign > 0 else phi + math.pi)):
+            for p in points(*a, angles=(t, phi), directions=PAIR_DIRECTIONS):
+                for w in points(*b, angles=(s, phi if sign > 0 else phi + math.pi), directions=PAIR_DIRECTIONS):
                     assert_holds(z, j, p + Q2(sign) * w, a, b)
 
 
@@ -147,7 +184,9 @@ def test_add_refuses_a_midpoint_beyond_the_range():
     with pytest.raises(RangeError):
         x.add(x)
     with pytest.raises(RangeError):
-        x.sub(MR.exact([-LARGE * 1j]).conj().neg().conj())
+        x.sub(x.neg())
+    with pytest.raises(RangeError):
+        MR.exact([LARGE * 1j]).add(MR.exact([2.0 ** 348 * 1j]))
 
 
 def assert_mul_contains(cases):
@@ -159,28 +198,33 @@ def assert_mul_contains(cases):
         phi = phase(err) if err.abs2() else phase(ab) if ab.abs2() else 0.0
         pa = phase(q2(a[0])) if a[0] else 0.0
         pb = phase(q2(b[0])) if b[0] else 0.0
-        for p in points(*a, angles=(t, phi - pb)):
-            for w in points(*b, angles=(s, phi - pa)):
+        for p in points(*a, angles=(t, phi - pb), directions=PAIR_DIRECTIONS):
+            for w in points(*b, angles=(s, phi - pa), directions=PAIR_DIRECTIONS):
                 assert_holds(z, j, p * w, a, b)
 
 
-@given(st.lists(st.tuples(disks(-180, 180), disks(-180, 180), angles, angles), min_size=1, max_size=3))
+@given(st.lists(st.tuples(disks(-180, 180), disks(-180, 180), angles, angles), min_size=1, max_size=2))
 def test_mul_contains_exact_products(cases):
     """mul: the disks contain x y for x, y at the midpoints, on the operand circles (fixed,
     random, and the directions that align every error term) and inside them."""
     assert_mul_contains(cases)
 
 
-@given(st.lists(st.tuples(disks(-1074, 198), disks(-1074, 198), angles, angles), min_size=1, max_size=3))
+@given(st.lists(st.tuples(disks(-1074, 190), disks(-1074, 190), angles, angles), min_size=1, max_size=2))
 def test_mul_contains_exact_products_down_to_underflow(cases):
-    """mul over the whole range below 2^400, subnormal midpoints and radii included:
-    products that underflow (or come out subnormal) are still contained."""
+    """mul from the subnormals up to products near 2^390, subnormal midpoints and radii
+    included: products that underflow (or come out subnormal) are still contained."""
     assert_mul_contains(cases)
 
 
-@pytest.mark.parametrize("a,b", [(2.0 ** -300, 2.0 ** -300), (2.0 ** -600, 2.0 ** -600),
-                                 (2.0 ** -1074, 0.75), (3 * 2.0 ** -540 + 2.0 ** -560j, 2.0 ** -534 - 5j * 2.0 ** -540),
-                                 (1 + 2.0 ** -1074j, 1 - 2.0 ** -1074j), (2.0 ** -1074 * (1 + 1j), 2.0 ** -1074 * (1 - 1j))])
+@pytest.mark.parametrize("a,b", [
+    (2.0 ** -300, 2.0 ** -300),                                   # 2^-600: normal, below 2^-400
+    (2.0 ** -600, 2.0 ** -600),                                   # underflows to 0
+    (2.0 ** -1074, 0.75),                                         # subnormal, rounded
+    (3 * 2.0 ** -540 + 1j * 2.0 ** -560, 2.0 ** -534 - 5j * 2.0 ** -540),  # subnormal components
+    (1 + 1j * 2.0 ** -1074, 1 - 1j * 2.0 ** -1074),               # imaginary parts cancel
+    (2.0 ** -1074 * (1 + 1j), 2.0 ** -1074 * (1 - 1j)),           # everything underflows
+])
 def test_mul_tiny_products(a, b):
     """Products below 2^-400 (normal, subnormal, or underflowing to zero) are not refused
     and the disks contain the exact product, radii 0 and 2^-1074 alike."""
@@ -225,19 +269,19 @@ def test_inv_contains_exact_reciprocals(cases):
             assert_holds(z, j, Q2(1) / w, (b, rb))
 
 
-@given(st.lists(st.tuples(disks(-150, 150), nonzero_disks(-150, 150), angles, angles), min_size=1, max_size=3))
+@given(st.lists(st.tuples(disks(-150, 150), nonzero_disks(-150, 150), angles, angles), min_size=1, max_size=2))
 def test_div_contains_exact_quotients(cases):
     """div: the disks contain x / y for x, y at the midpoints, on the circles and inside."""
     x, y = mr([c[0] for c in cases]), mr([c[1] for c in cases])
     z = x.div(y)
     for j, (a, b, t, s) in enumerate(cases):
         pb = phase(q2(b[0]))
-        for p in points(*a, angles=(t,)):
-            for w in points(*b, angles=(s, pb + math.pi)):
+        for p in points(*a, angles=(t,), directions=PAIR_DIRECTIONS):
+            for w in points(*b, angles=(s, pb + math.pi), directions=PAIR_DIRECTIONS):
                 assert_holds(z, j, p / w, a, b)
 
 
-@given(st.lists(st.tuples(disks(-300, 300), angles), min_size=1, max_size=3), st.integers(-1100, 98))
+@given(st.lists(st.tuples(disks(-300, 300), angles), min_size=1, max_size=3), st.integers(-1100, 90))
 def test_scale_contains_exact_multiples(cases, k):
     """scale by 2^k: the disks contain 2^k x, including when the scaled midpoints are
     subnormal or underflow to zero."""
@@ -272,7 +316,7 @@ def test_conj_neg_contain_exact_images(cases):
             assert_holds(zn, j, -p, a)
 
 
-@given(st.lists(st.tuples(disks(-1074, 400), angles), min_size=1, max_size=3))
+@given(st.lists(st.tuples(disks(-1074, 395), angles), min_size=1, max_size=3))
 def test_disk_modulus_bounds(cases):
     """MR.abs_upper >= |x| and 0 <= MR.abs_lower <= |x| for every x in the disk."""
     x = mr([c[0] for c in cases])
@@ -292,7 +336,7 @@ def test_certainly_nonzero_examples():
     assert x.certainly_nonzero().tolist() == [True, False, False, False, False, True, True]
 
 
-@given(st.lists(disks(-400, 400), min_size=1, max_size=4))
+@given(st.lists(disks(-1074, 395), min_size=1, max_size=4))
 def test_certainly_nonzero_excludes_zero(ds):
     """Where the mask is True, 0 is outside the disk, exactly."""
     mask = mr(ds).certainly_nonzero()
@@ -307,7 +351,7 @@ def test_certainly_nonzero_excludes_zero(ds):
     ([0j], [0.0]),                           # the point 0
     ([2, 0.5j], [0.1, 0.6]),                 # one bad entry among good ones
     ([2.0 ** -401], [0.0]),                  # below the range
-    ([2.0 ** -401 + 2.0 ** -402j], [0.0]),
+    ([2.0 ** -401 + 1j * 2.0 ** -402], [0.0]),
 ])
 def test_inv_refuses_possible_zeros_and_tiny_divisors(mid, rad):
     """inv (and div) raise RangeError unless every disk certainly excludes 0 and every
@@ -330,23 +374,39 @@ def test_inv_refuses_divisors_above_the_range():
 def test_inv_accepts_the_range_ends():
     """2^-400 and 2^400 themselves are accepted, and the reciprocals contained."""
     for v in (SMALL, LARGE, SMALL * 1j, -LARGE * 1j):
-        for r in (0.0, abs(v) / 2):
+        for r in (0.0, abs(v) / 4):
             z = MR.from_parts([v], [r]).inv()
             for w in points(v, r, angles=(0.1,)):
                 assert_holds(z, 0, Q2(1) / w, v, r)
 
 
-@given(st.lists(disks(-399, 399), min_size=1, max_size=3))
-def test_inv_refuses_disks_reaching_zero(ds):
-    """A disk with rad >= max(|re|, |im|) of its midpoint is refused."""
-    assume(any(r >= max(abs(m.real), abs(m.imag)) for m, r in ds))
-    with pytest.raises(RangeError):
-        mr(ds).inv()
+@given(st.lists(st.tuples(disks(-420, 395), angles), min_size=1, max_size=3))
+def test_inv_refuses_exactly_the_unsafe_divisors(cases):
+    """inv raises RangeError when some disk has rad >= max(|re|, |im|) of its midpoint, or
+    that maximum is below 2^-400; otherwise its disks contain the reciprocals (a refusal is
+    allowed only where the reciprocal's radius comes near 2^400)."""
+    y = mr([c[0] for c in cases])
+    ell = [max(abs(m.real), abs(m.imag)) for (m, _), _ in cases]
+    if any(e < SMALL or r >= e for e, ((_, r), _) in zip(ell, cases)):
+        with pytest.raises(RangeError):
+            y.inv()
+        return
+    if any(inv_radius_bound(m, r) > 2 ** 398 for (m, r), _ in cases):
+        try:
+            z = y.inv()
+        except RangeError:
+            return
+    else:
+        z = y.inv()
+    for j, ((b, rb), t) in enumerate(cases):
+        for w in points(b, rb, angles=(t, phase(q2(b)) + math.pi)):
+            assert_holds(z, j, Q2(1) / w, (b, rb))
 
 
 # -- contains ---------------------------------------------------------------------------------
 
 @given(disks(-300, 300), angles, st.sampled_from([F(1, 2), F(99, 100), F(1), F(101, 100), F(3, 2)]))
+@example(d=(0j, 0.5), t=1.0, s=F(1))  # a rounded point of the circle, just outside it
 def test_contains_is_never_wrong_when_true(d, t, s):
     """MR.contains(v) True means v lies in the disk exactly (it may say False on the
     boundary, never True outside)."""
@@ -451,7 +511,7 @@ def root(M: int, k: int) -> acb:
 @pytest.mark.parametrize("M", [1, 2, 4, 8, 16, 64, 1024])
 def test_roots_of_unity_dd_within_radius(M):
     """|exp(-2 pi i k/M) - hi_k - lo_k| <= DD_RADIUS certainly, for every k (300-bit
-    enclosures); |lo_k| is below an ulp of hi_k."""
+    enclosures); the parts of lo_k are at most 2^-52."""
     hi, lo, R = roots_of_unity_dd(M)
     assert R == DD_RADIUS and hi.shape == lo.shape == (M,)
     with ctx.workprec(300):
@@ -499,19 +559,25 @@ def test_roots_of_unity_need_a_power_of_two(M):
         roots_of_unity_dd(M)
 
 
+BALL_KINDS = st.sampled_from(["rational", "rational", "float", "zero"])
+NUMERATORS = st.integers(-2 ** 120, 2 ** 120)
+DENOMINATORS = st.integers(1, 2 ** 120)
+HALF_RANGE = st.floats(-2, 2)
+
+
 @st.composite
 def real_balls(draw, lo_e: int, hi_e: int):
-    """A 200-bit ball around a rational p/q 2^e (or an exact float), as an arb."""
-    e = draw(st.integers(lo_e, hi_e))
-    kind = draw(st.sampled_from(["rational", "rational", "float", "zero"]))
+    """A 200-bit ball around 2^e p/(|p/q| + 1) for a rational p/q (or an exact float 2^e f
+    with |f| <= 2, or 0), as an arb."""
+    e = draw(exponents(lo_e, hi_e))
+    kind = draw(BALL_KINDS)
     with ctx.workprec(200):
         if kind == "zero":
             return arb(0)
         if kind == "float":
-            return arb(math.ldexp(draw(st.floats(-2, 2)), e))
-        p = draw(st.integers(-2 ** 120, 2 ** 120).filter(bool))
-        q = draw(st.integers(1, 2 ** 120))
-        return arb(fmpq(p, q)) * arb(2) ** e / (abs(arb(fmpq(p, q))) + 1)
+            return arb(math.ldexp(draw(HALF_RANGE), e))
+        x = arb(fmpq(draw(NUMERATORS), draw(DENOMINATORS)))
+        return x * arb(2) ** e / (abs(x) + 1)
 
 
 def assert_dd_holds(balls):

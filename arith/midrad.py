@@ -60,8 +60,14 @@ def abs_upper(z: np.ndarray) -> np.ndarray:
 
 
 def modulus_upper(z: np.ndarray) -> np.ndarray:
-    """sqrt(re^2 + im^2) with every operation rounded up: >= |z|."""
-    return up(np.sqrt(up(up(z.real * z.real) + up(z.imag * z.imag))))
+    """An upper bound of |z|: m sqrt(1 + (n/m)^2) with m = max(|re|, |im|), n = min(...),
+    every operation rounded up (scaled, so tiny moduli keep a relative bound)."""
+    a, b = np.abs(np.real(z)), np.abs(np.imag(z))
+    m, n = np.maximum(a, b), np.minimum(a, b)
+    pos = m > 0
+    r = up(np.divide(n, m, out=np.zeros(np.shape(m)), where=pos))
+    s = up(np.sqrt(up(1.0 + up(r * r))))
+    return np.where(pos, up(m * s), 0.0)
 
 
 def abs_lower(z: np.ndarray) -> np.ndarray:

@@ -52,7 +52,7 @@ def case1(step=1e-2, N=64, L=16384):
     c = ck.certificate
     print(f"[1] LegS N={N} L={L} step={step}: float64 {t64:.3f}s, certified ({c.get('arithmetic', 'ball')}, "
           f"{c['cauchy']['route']}, "
-          f"{c['precision_bits']} bits, p={c['cauchy'].get('p')}) {tc:.3f}s, ratio {tc / t64:.1f}x "
+          f"{c['precision_bits']} bits" + (f", p={c['cauchy']['p']}" if 'p' in c['cauchy'] else "") + f") {tc:.3f}s, ratio {tc / t64:.1f}x "
           f"(aim 5x); max radius {c['max_radius']:.2e} <= eps {eps:.2e}; "
           f"float64 error <= {float(np.max(np.abs(K64 - ck.mid) + ck.rad)):.2e}", flush=True)
 

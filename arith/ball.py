@@ -55,6 +55,8 @@ class BallField(Field):
             return x
         if isinstance(x, arb):
             return acb(x)
+        if type(x) in (float, complex) and math.isfinite(x.real) and math.isfinite(x.imag):
+            return acb(x.real, x.imag)  # binary64 parts convert exactly, at any precision
         re, im = exact_parts(x)
         return self._at(lambda: acb(_arb_exact(re), _arb_exact(im)))
 

@@ -6,6 +6,7 @@ of floats, a ``(re, im)`` pair is read part by part.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from fractions import Fraction
 from typing import Any
@@ -17,6 +18,8 @@ Parts = tuple[Fraction, Fraction]
 
 
 def _real_fraction(x: Any, what: str) -> Fraction:
+    if type(x) is float and math.isfinite(x):  # the common case, first
+        return Fraction(*x.as_integer_ratio())
     if isinstance(x, (bool, np.bool_)):
         raise ValueError(f"{what}: a boolean is not a number")
     if isinstance(x, Fraction):

@@ -62,11 +62,6 @@ def input_bits(model: DPLR, step: Any, c_tilde: Any = None) -> int | None:
     return max(0, min(bits)) if bits else None
 
 
-def _div(a: Q2, b: Q2) -> Q2:
-    d = b[0] * b[0] + b[1] * b[1]
-    return ((a[0] * b[0] + a[1] * b[1]) / d, (a[1] * b[0] - a[0] * b[1]) / d)
-
-
 def step_is_exact(step: Any) -> bool:
     return _parts(step) is not None
 
@@ -92,21 +87,19 @@ def exact_partition(model: DPLR, step: Any) -> list[int] | None:
 
 
 def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> list[int]:
-    """The regular j whose pole mu_j lies on the grid of M roots of unity, exactly."""
+    """The regular j whose pole mu_j = (a - lambda_j)/(a + lambda_j) lies on the grid of M
+    roots of unity, exactly.  The grid's Gaussian-rational points are 1, -1 (M >= 2) and
+    +-i (M >= 4), and mu = 1 iff lambda = 0, mu = -1 never (a != 0), mu = i iff
+    lambda = -i a, mu = -i iff lambda = i a."""
     a = 2 / _parts(step)[0]
-    grid = {(Fraction(1), Fraction(0))}
-    if M >= 2:
-        grid.add((Fraction(-1), Fraction(0)))
-    if M >= 4:
-        grid |= {(Fraction(0), Fraction(1)), (Fraction(0), Fraction(-1))}
     out = []
+    skip = set(exceptional)
     for j, lam in enumerate(model.Lambda):
         parts = _parts(lam)
-        if j in exceptional or parts is None:  # ball entries: decided by the ball run
+        if j in skip or parts is None:  # ball entries: decided by the ball run
             continue
         re, im = parts
-        mu = _div((a - re, -im), (a + re, im))
-        if mu in grid:
+        if re == 0 and (im == 0 or (M >= 4 and abs(im) == a)):
             out.append(j)
     return out
 

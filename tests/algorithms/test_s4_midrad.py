@@ -245,3 +245,28 @@ def test_far_poles_double_float_radius():
     ref = cauchy_direct(REF, balls, [REF.from_number(complex(x)) for x in w.mid], 32)
     for k in range(32):
         assert disk_holds_ball(complex(sums[0].mid[k]), float(sums[0].rad[k]), ref.value[k])
+
+
+def _legs_numpy(N: int) -> DPLR:
+    """The LegS DPLR model as S4 codes build it (numpy only): A = -(tril + diag(n+1)),
+    A + P P^T = -I/2 + skew, diagonalized by eigh; C random."""
+    n = np.arange(N)
+    r = np.sqrt(2 * n + 1.0)
+    A = -(np.tril(np.outer(r, r), -1) + np.diag(n + 1.0))
+    P = np.sqrt(n + 0.5)
+    S = A + np.outer(P, P) + 0.5 * np.eye(N)
+    w, V = np.linalg.eigh(-1j * S)
+    Vs = V.conj().T
+    C = np.random.default_rng(N).standard_normal(N)
+    return DPLR([complex(-0.5, x) for x in w], (Vs @ P).tolist(), (Vs @ r).tolist(), (Vs @ C).tolist())
+
+
+def test_legs_1024_contains_the_high_precision_run():
+    """LegS N = 1024 (128 pole groups, tree depth 7) at step 1e-3, a short kernel: the
+    disks contain the 320-bit direct-sum run."""
+    m = _legs_numpy(1024)
+    res = filter_kernel_midrad(m, 1e-3, 16, c_tilde=m.C)
+    ref = filter_kernel(REF, m, 1e-3, 16, c_tilde=m.C, cauchy="direct")
+    assert res.ok and ref.ok
+    for mm, r, b in zip(*res.value, ref.value):
+        assert disk_holds_ball(complex(mm), float(r), b)

@@ -50,8 +50,10 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
 
 @dataclass
 class FilterSetup:
-    """What every route of the filter starts from: the partition, the poles mu_j and the
-    weights of the (r+1)^2 Cauchy sums (keyed ("C", "B"), ("C", i), (i, "B"), (i, k))."""
+    """What every route of the filter starts from: the partition, the poles mu_j, the
+    weights of the (r+1)^2 Cauchy sums (keyed ("C", "B"), ("C", i), (i, "B"), (i, k)) and,
+    by the same keys, the constants (step/2) sum_{lambda_j = -a} conj(u_j) v_j each sum
+    gains from the exceptional indices (empty without them)."""
 
     M: int
     half_delta: Any
@@ -60,9 +62,8 @@ class FilterSetup:
     exceptional: list[int]
     regular: list[int]
     poles: list
-    pairs: dict
-    conj_u: dict
     weights: dict
+    offsets: dict
 
 
 def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
@@ -109,7 +110,9 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
     conj_u = {key: [F.conj(x) for x in u] for key, (u, _) in pairs.items()}
     weights = {key: [F.mul(g, F.mul(conj_u[key][j], v[j])) for g, j in zip(gains, regular)]
                for key, (_, v) in pairs.items()}
-    return Result(OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, pairs, conj_u, weights))
+    offsets = {key: F.mul(half_delta, dot(F, [conj_u[key][j] for j in exceptional], [v[j] for j in exceptional]))
+               for key, (_, v) in pairs.items()} if exceptional else {}
+    return Result(OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets))
 
 
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
@@ -145,20 +148,17 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
         return su
     st = su.value
     r, half_delta, Ct, m = model.r, st.half_delta, st.Ct, st.m
-    exceptional, poles, pairs, conj_u, weights = st.exceptional, st.poles, st.pairs, st.conj_u, st.weights
+    exceptional, poles, weights = st.exceptional, st.poles, st.weights
     sums = _cauchy_sums(F, cauchy, poles, weights, M, cauchy_eps)
     if not sums.ok:
         if sums.status == COLLISION:
             return Result(RESONANT_DIAGONAL, info=sums.info)
         sums.info["stage"] = "cauchy"
         return sums
-    if exceptional:  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j
-        for key, (_, v) in pairs.items():
-            const = F.mul(half_delta, dot(F, [conj_u[key][j] for j in exceptional], [v[j] for j in exceptional]))
-            sums.value[key] = [F.add(y, const) for y in sums.value[key]]
+    for key, const in st.offsets.items():  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j
+        sums.value[key] = [F.add(y, const) for y in sums.value[key]]
     vals = sums.value
     kept_weights = weights
-
 
     H = [None] * M
     minus_one = M // 2 if M >= 2 else None

@@ -27,7 +27,7 @@ import numpy as np
 
 from arith import BallField
 from arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upper, dd_from_balls, down,
-                          modulus_upper,                          roots_of_unity, roots_of_unity_dd, sum_upper, up)
+                          modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from .dft import next_power_of_two
 from .dplr import DPLR, check_length
@@ -35,6 +35,8 @@ from .linalg import cdot
 from .result import OK, Result, undecided
 from .s4 import setup
 
+#: the name of this arithmetic in results and certificates
+ARITHMETIC = "float64 midpoint-radius"
 #: the blocks of roots hold about this many (root, pole) pairs
 BLOCK_PAIRS = 1 << 17
 #: poles per matrix product in the Cauchy sums (the rounding bound grows with it)
@@ -43,17 +45,19 @@ GROUP = 8
 
 def _disks(F: BallField, balls: list) -> MR:
     """Ball enclosures (acb) rounded to float64 disks that contain them."""
-    from arith.ball import float_upper
-    from flint import arb, ctx
-
-    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
-    rad = np.empty(len(balls))
-    with ctx.workprec(64):
-        for j, b in enumerate(balls):
-            rad[j] = float_upper(arb(b.real.rad()) + arb(b.imag.rad())) if b.is_finite() else math.inf
+    mid = np.array([F.midpoint(b) for b in balls], dtype=np.complex128)
+    rad = np.array([F.radius(b) for b in balls], dtype=np.float64)
     # the midpoint's rounding: at most one unit in the last place per component
     rad = up(rad + up(2 * U * abs_upper(mid)))
     return MR.from_parts(mid, rad)
+
+
+def _dot(xs: list[MR], ys: list[MR]) -> MR:
+    """sum_i xs_i ys_i on disks."""
+    acc = xs[0].mul(ys[0])
+    for x, y in zip(xs[1:], ys[1:]):
+        acc = acc.add(x.mul(y))
+    return acc
 
 
 def _pairwise_sum(parts: list) -> np.ndarray:
@@ -234,15 +238,12 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         wdisks = [_disks(F, st.weights[k]) for k in keys]
         sums, sep = cauchy_direct_midrad(roots_of_unity_dd(M), dd_from_balls(st.poles), wdisks)
         blocks = dict(zip(keys, sums))
-        if st.exceptional:  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j, as a ball
-            for key, (_, v) in st.pairs.items():
-                c = F.mul(st.half_delta, cdot(F, [st.pairs[key][0][j] for j in st.exceptional],
-                                               [v[j] for j in st.exceptional]))
-                cd = _disks(F, [c])
-                blocks[key] = blocks[key].add(MR(np.broadcast_to(cd.mid, (M,)).copy(), np.full(M, cd.rad[0])))
-        beta = Z.add(MR.exact(np.ones(M))).scale(0.5)
-        T = [[blocks[(i, c)] for c in range(r)] for i in range(r)]
-        W = [[beta.mul(T[i][c]) if i != c else beta.mul(T[i][c]).add(MR.exact(np.ones(M))) for c in range(r)]
+        for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
+            cd = _disks(F, [const])
+            blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
+        one = MR.exact(np.ones(M))
+        beta = Z.add(one).scale(0.5)
+        W = [[beta.mul(blocks[(i, c)]).add(one) if i == c else beta.mul(blocks[(i, c)]) for c in range(r)]
              for i in range(r)]
         minus_one = M // 2 if M >= 2 else None
         mask = np.ones(M, dtype=bool)
@@ -254,15 +255,8 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
                     W[i][c].rad[minus_one] = 0.0
         Winv = _gauss_jordan_inverse(W)
         v = [blocks[(i, "B")] for i in range(r)]
-        X = []
-        for i in range(r):
-            acc = Winv[i][0].mul(v[0])
-            for c in range(1, r):
-                acc = acc.add(Winv[i][c].mul(v[c]))
-            X.append(acc)
-        corr = blocks[("C", 0)].mul(X[0])
-        for i in range(1, r):
-            corr = corr.add(blocks[("C", i)].mul(X[i]))
+        X = [_dot(Winv[i], v) for i in range(r)]
+        corr = _dot([blocks[("C", i)] for i in range(r)], X)
         H = blocks[("C", "B")].sub(beta.mul(corr))
         if minus_one is not None:
             h = _disks(F, [F.mul(st.half_delta, cdot(F, st.Ct, st.m.B))])
@@ -274,7 +268,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     A_wt = {key: float(sum_upper(float(np.sum(up(modulus_upper(w.mid) + w.rad))), len(w))) if len(w) else 0.0
             for key, w in zip(keys, wdisks)}
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
-            "cauchy": {"route": "direct", "arithmetic": "float64 midpoint-radius"},
+            "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
             "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt}
     return Result(OK, (mid[:L].copy(), np.full(L, R)), info)
 

@@ -94,6 +94,7 @@ from flint import acb, arb, ctx, fmpq, fmpz
 
 from algorithms.dft import next_power_of_two
 from algorithms.dplr import DPLR
+from algorithms.s4_midrad import ARITHMETIC as FLOAT64_ARITHMETIC
 from arith import exact_parts
 from arith.ball import float_upper
 
@@ -279,7 +280,7 @@ def kernel_entries(ck: Any) -> tuple[list[Fraction], list[Fraction], list[Fracti
         rad = Fraction(0) if mode == "exact" else parse_rational(ck.problem["eps"], "eps")
         return ([Fraction(re) for re, _ in ck.exact], [Fraction(im) for _, im in ck.exact], [rad] * ck.L,
                 SOURCES[mode])
-    if ck.certificate.get("arithmetic") == "float64 midpoint-radius" and mode == "ball":
+    if ck.certificate.get("arithmetic") == FLOAT64_ARITHMETIC and mode == "ball":
         # the disks are the float64 midpoints and radii themselves (exact binary numbers)
         return ([Fraction(float(x.real)) for x in ck.mid], [Fraction(float(x.imag)) for x in ck.mid],
                 [Fraction(float(r)) for r in ck.rad], SOURCES["ball"])

@@ -28,7 +28,7 @@ from flint import acb, acb_mat, arb, ctx
 from algorithms.dft import next_power_of_two
 from algorithms.dplr import DPLR, bilinear, check_length, read_step
 from algorithms.s4 import filter_kernel
-from algorithms.s4_midrad import filter_kernel_midrad
+from algorithms.s4_midrad import ARITHMETIC as FLOAT64_ARITHMETIC, filter_kernel_midrad
 from arith import BallField, Counting, ExactField, Float64Field, exact_parts
 from arith.ball import float_upper
 
@@ -149,8 +149,6 @@ class _BallRun:
 AUTO_FAST_FROM_N = 8
 CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
 ARITHMETIC_CHOICES = ("auto", "ball", "float64")
-#: the certificate's name for the float64 route
-FLOAT64_ARITHMETIC = "float64 midpoint-radius"
 #: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
 FLOAT64_SETUP_PREC = 128
 #: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
@@ -255,19 +253,17 @@ def _enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray
 # -- the float64 midpoint-radius route -------------------------------------------------
 
 def _float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional, progress) -> tuple[Any, str, float]:
-    """The filter on float64 disks (algorithms.s4_midrad): (result, "", C~ seconds) when
-    every radius is <= eps, else (None, why, 0)."""
+    """The filter on float64 disks (algorithms.s4_midrad): (result, "", seconds spent
+    forming C~) when every radius is <= eps, else (None, why, 0)."""
     progress("filter on float64 disks")
-    M = next_power_of_two(L)
     t_ct = time.perf_counter()
-    if c_tilde is None:
+    ct = c_tilde
+    if ct is None:
         try:
-            ct = c_tilde_balls(model, step, M, FLOAT64_SETUP_PREC)
+            ct = c_tilde_balls(model, step, next_power_of_two(L), FLOAT64_SETUP_PREC)
         except ZeroDivisionError:
             return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
-    else:
-        ct = c_tilde
-    t_ct = time.perf_counter() - t_ct if c_tilde is None else 0.0
+    t_ct = time.perf_counter() - t_ct
     res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
     if not res.ok:
         return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
@@ -288,11 +284,15 @@ def _float64_kernel(res, model, step, L, c_tilde, exact, counts, problem, t0, t_
     cnt = _counts(model, step, L, info["exceptional"], counts, "direct", None)
     certificate["seconds"] = round(time.perf_counter() - t0, 6)
     if c_tilde is None:
-        M = next_power_of_two(L)
-        certificate["c_tilde"] = {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
-                                  "counted_with_filter": False, "seconds": round(t_ct, 6),
-                                  "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}
+        certificate["c_tilde"] = _c_tilde_record(next_power_of_two(L), t_ct)
     return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=DiskBalls(mid, rad))
+
+
+def _c_tilde_record(M: int, seconds: float) -> dict:
+    """How C~ was formed (when not supplied), for the certificate."""
+    return {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
+            "counted_with_filter": False, "seconds": round(seconds, 6),
+            "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}
 
 
 # -- counts -----------------------------------------------------------------------
@@ -430,9 +430,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     counts = _counts(model, step, L, exceptional, counts, route, run.sum_eps)
     certificate["seconds"] = round(time.perf_counter() - t0, 6)
     if c_tilde is None:
-        certificate["c_tilde"] = {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
-                                  "counted_with_filter": False, "seconds": round(run.c_tilde_seconds, 6),
-                                  "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}
+        certificate["c_tilde"] = _c_tilde_record(M, run.c_tilde_seconds)
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
 
 

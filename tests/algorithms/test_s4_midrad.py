@@ -270,3 +270,20 @@ def test_legs_1024_contains_the_high_precision_run():
     assert res.ok and ref.ok
     for mm, r, b in zip(*res.value, ref.value):
         assert disk_holds_ball(complex(mm), float(r), b)
+
+
+@pytest.mark.parametrize("gap", [1e-6, 1e-9, 1e-12])
+def test_radius_stays_relative_next_to_a_root(gap):
+    """A pole at distance ~gap from the root z_1: the sum there is ~1/gap, and its radius
+    stays within 1e-13 of it (double-float differences: O(u |d|) per term, not the
+    O(u / |d|^2) a float64 difference would give, which here is ~1e-16/gap^2)."""
+    M = 64
+    z1 = complex(math.cos(2 * math.pi / M), -math.sin(2 * math.pi / M))
+    mu = z1 * (1 + gap)
+    pb = [acb(mu.real, mu.imag)]
+    sums, _ = cauchy_direct_midrad(roots_of_unity_dd(M), dd_from_balls(pb), [MR.exact(np.ones(1))])
+    S = sums[0]
+    assert abs(S.mid[1]) > 0.5 / gap
+    assert S.rad[1] <= 1e-13 * abs(S.mid[1])
+    ref = cauchy_direct(REF, [REF.from_number(mu)], [REF.one()], M)
+    assert disk_holds_ball(complex(S.mid[1]), float(S.rad[1]), ref.value[1])

@@ -6,7 +6,7 @@ decisions, so they return plain lists rather than a Result.
 """
 from __future__ import annotations
 
-from arith import check_power_of_two
+from ..arith import check_power_of_two
 
 
 def _radix2(F, a: list, tw: list, stride: int) -> list:
@@ -42,7 +42,7 @@ def _transform(F, a: list, inverse: bool) -> list:
 def dft(F, a: list) -> list:
     """Forward DFT of a power-of-two length vector.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> [F.to_complex(x) for x in dft(F, [F.one(), F.zero()])]
     [(1+0j), (1+0j)]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arith import Truth
+from ..arith import Truth
 
 from .result import OK, SINGULAR, Result, undecided
 

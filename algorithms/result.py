@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from arith import Truth
+from ..arith import Truth
 
 OK = "ok"
 COLLISION = "collision"

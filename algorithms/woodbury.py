@@ -53,7 +53,7 @@ def prepare(F, d: list, U: list[list], V: list[list]) -> Result:
 def woodbury_solve(F, d: list, U: list[list], V: list[list], b: list) -> Result:
     """x with (diag(d) + U V*) x = b.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> n = F.from_number
     >>> r = woodbury_solve(F, [n(2), n(3)], [[n(1)], [n(1)]], [[n(1)], [n(1)]], [n(4), n(5)])

@@ -1,6 +1,6 @@
 """Scalar fields (one per arithmetic model) and the instruments that run on them.
 
->>> from arith import ExactField, BallField
+>>> from s4cert.arith import ExactField, BallField
 >>> F = ExactField(8)
 >>> F.is_zero(F.add(F.root_of_unity(8, 4), F.one()))
 <Truth.TRUE: 'true'>

@@ -41,7 +41,7 @@ class Counting(Field):
     divisions, zero tests and conjugations in ``.counts``; ``word_reads``,
     ``word_writes``; ``live_words`` now and ``peak_words`` since the last reset.
 
-    >>> from arith import Float64Field
+    >>> from s4cert.arith import Float64Field
     >>> C = Counting(Float64Field())
     >>> x = C.mul(C.from_number(2), C.from_number(3))
     >>> C.counts["mul"], C.word_reads, C.word_writes

@@ -9,12 +9,9 @@ peak live words divided by s.  The spec claims both stay bounded.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from certs.counts import scaling_table  # noqa: E402
+from s4cert.certs.counts import scaling_table
 
 
 def main() -> None:

@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from algorithms.cauchy import cauchy_direct, cauchy_on_roots  # noqa: E402
-from algorithms.fast_cauchy import cauchy_fast, cauchy_fast_many  # noqa: E402
-from arith import BallField, Counting, Float64Field  # noqa: E402
+from s4cert.algorithms.cauchy.tree import cauchy_direct, cauchy_on_roots
+from s4cert.algorithms.cauchy.arcs import cauchy_fast, cauchy_fast_many
+from s4cert.arith import BallField, Counting, Float64Field
 
 STEP = 1e-2
 
@@ -39,7 +36,7 @@ def legs_like(N: int) -> list:
 
 
 def legs_eigenvalues(N: int) -> list:
-    from algorithms.hippo import dplr_float64
+    from s4cert.algorithms.models.hippo import dplr_float64
     return [complex(l) for l in dplr_float64("legs", N).Lambda]
 
 

@@ -17,18 +17,14 @@ are exact binary numbers; C~ is supplied (S4 learns it): here C~ = C.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from algorithms.hippo import dplr_float64  # noqa: E402
-from certs.kernel import certify_kernel  # noqa: E402
-from kernel_vs_float64 import float64_kernel  # noqa: E402
+from s4cert.algorithms.models.hippo import dplr_float64
+from s4cert import certify_kernel
+from kernel_vs_float64 import float64_kernel
 
 
 def legs(N: int):

@@ -12,16 +12,13 @@ float64 kernel's certified error (from the certified enclosure).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from certs.examples import example_model  # noqa: E402
-from certs.kernel import certify_kernel  # noqa: E402
+from s4cert.certs.examples import example_model
+from s4cert import certify_kernel
 
 
 def float64_kernel(lam, P, Q, B, Ct, step, L):

@@ -17,9 +17,9 @@ from typing import Any, Callable
 import numpy as np
 from flint import acb, arb, ctx, fmpq
 
-from algorithms.s4 import filter_kernel
-from arith import BallField, RoundedField, trace
-from arith.ball import float_upper
+from ..algorithms.s4.filter import filter_kernel
+from ..arith import BallField, RoundedField, trace
+from ..arith.ball import float_upper
 
 from .kernel import CertificationError, c_tilde_balls
 

@@ -139,11 +139,11 @@ def _model_and_defaults(args) -> tuple[Any, Any, Any, Any]:
     """(model, step, L, c_tilde) from the arguments."""
     from .examples import example_model
     if args.params:
-        from .files import load_params
+        from .io.files import load_params
         p = load_params(args.params, conj_pairs=args.conj_pairs)
         return p.model, p.step, p.L, p.c_tilde
     if args.hippo:
-        from algorithms.hippo import dplr
+        from ..algorithms.models.hippo import dplr
         eps = _number(args.eps)
         prec = max(128, 2 * (64 + math.ceil(-math.log2(float(eps)))))
         theta = _number(args.theta) if args.theta is not None else (1 if args.hippo == "legt" else None)
@@ -189,7 +189,7 @@ def cmd_kernel(args) -> int:
     else:
         print(f"counts: not measured ({c.get('reason')})")
     if args.out or args.npz:
-        from .files import save_kernel
+        from .io.files import save_kernel
         if args.out:
             save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
         else:
@@ -199,14 +199,14 @@ def cmd_kernel(args) -> int:
 
 
 def _save_npz_only(ck, path: str) -> None:
-    from .files import save_npz
+    from .io.files import save_npz
     save_npz(path, ck)
 
 
 # -- audit, compare ----------------------------------------------------------------
 
 def cmd_audit(args) -> int:
-    from .audit import audit_kernel_file
+    from .audit.audit import audit_kernel_file
     progress = Progress(enabled=not args.quiet)
     progress("auditing")
     report = audit_kernel_file(args.file)
@@ -222,7 +222,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .audit import compare_with
+    from .audit.audit import compare_with
     rep = compare_with(args.file, args.other, key=args.key)
     print(rep.summary() if hasattr(rep, "summary") else rep)
     return 0
@@ -248,7 +248,7 @@ def cmd_count(args) -> int:
 # -- lmu-audit ------------------------------------------------------------------------
 
 def cmd_lmu_audit(args) -> int:
-    from algorithms.lmu import lmu_audit
+    from ..algorithms.models.lmu import lmu_audit
     r = lmu_audit(args.memory_size, _number(args.theta), args.length)
     print(f"LMU impulse response: memory size {r['memory_size']}, theta {args.theta}, length {r['length']}, "
           f"certified at {r['precision']} bits (max radius {r['certified_max_radius']:.2e}), max |H| {r['max_abs_H']:.4g}")

@@ -18,9 +18,9 @@ from fractions import Fraction
 
 from flint import acb, arb, ctx
 
-from algorithms.linalg import lu, lu_solve
-from arith import BallField
-from arith.ball import float_lower, float_upper
+from ..algorithms.linalg import lu, lu_solve
+from ..arith import BallField
+from ..arith.ball import float_lower, float_upper
 
 
 def _abs_upper(x: acb) -> arb:

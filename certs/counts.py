@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.cauchy import cauchy_on_roots
-from algorithms.dplr import DPLR
-from algorithms.s4 import filter_kernel
-from arith import Counting, Float64Field
+from ..algorithms.cauchy.tree import cauchy_on_roots
+from ..algorithms.s4.dplr import DPLR
+from ..algorithms.s4.filter import filter_kernel
+from ..arith import Counting, Float64Field
 
 
 def _poles(n: int) -> np.ndarray:

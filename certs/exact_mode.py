@@ -4,10 +4,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, c_tilde as form_c_tilde
-from algorithms.s4 import filter_kernel
-from arith import ExactField
+from ..algorithms.dft import next_power_of_two
+from ..algorithms.s4.dplr import DPLR, c_tilde as form_c_tilde
+from ..algorithms.s4.filter import filter_kernel
+from ..arith import ExactField
 
 
 def exact_field_for(N: int, L: int) -> ExactField:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algorithms.dplr import DPLR
+from ..algorithms.s4.dplr import DPLR
 
 
 def example_model(N: int = 8, r: int = 1, seed: int = 0) -> DPLR:

@@ -25,14 +25,15 @@ from typing import Any, Callable
 import numpy as np
 from flint import acb, acb_mat, arb, ctx
 
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, bilinear, check_length, read_step
-from algorithms.s4 import filter_kernel
-from algorithms.s4_midrad import ARITHMETIC as FLOAT64_ARITHMETIC, filter_kernel_midrad
-from arith import BallField, Counting, ExactField, Float64Field, exact_parts
-from arith.ball import float_upper
+from ..algorithms.dft import next_power_of_two
+from ..algorithms.s4.dplr import DPLR, bilinear, check_length, read_step
+from ..algorithms.s4.filter import filter_kernel
+from ..algorithms.s4.midrad import ARITHMETIC as FLOAT64_ARITHMETIC, filter_kernel_midrad
+from ..arith import BallField, Counting, ExactField, Float64Field, exact_parts
+from ..arith.ball import float_upper
 
 from . import routing
+from .errors import CertificationError
 from .constants import constants_from_bounds, filter_constants
 
 MODES = ("ball", "a-priori", "exact")
@@ -42,10 +43,6 @@ DEFAULT_APRIORI_LIMIT = 1 << 24
 #: counts are measured by default up to this N + L (the counted run is generic Python)
 COUNTS_AUTO_LIMIT = 4096
 
-
-class CertificationError(Exception):
-    """A certification that cannot be completed (a status other than ok, a precision
-    limit): carries the reason; the CLI exits 1 with it."""
 
 
 class DiskBalls(Sequence):
@@ -341,7 +338,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     Raises ValueError for bad input and CertificationError when the certificate cannot
     be completed (the reason names why: a resonance, a precision limit, ...).
 
-    >>> from algorithms.dplr import DPLR
+    >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> k = certify_kernel(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8, 1e-20)
     >>> k.status, bool(k.rad.max() < 1e-15)
     ('ok', True)

@@ -18,10 +18,10 @@ from typing import Any
 
 from flint import acb, arb, ctx, fmpq
 
-from algorithms.dplr import DPLR
-from algorithms.linalg import lu
-from algorithms.result import SINGULAR
-from arith import ExactField, exact_parts
+from ..algorithms.s4.dplr import DPLR
+from ..algorithms.linalg import lu
+from ..algorithms.result import SINGULAR
+from ..arith import ExactField, exact_parts
 
 Q2 = tuple[Fraction, Fraction]
 

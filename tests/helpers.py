@@ -5,7 +5,7 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from arith import ExactField, Truth
+from s4cert.arith import ExactField, Truth
 
 
 def exact_equal(F: ExactField, x, y) -> bool:
@@ -85,7 +85,7 @@ class Q2:
 def random_dplr(draw, N: int, r: int, step: Fraction, exceptional: bool):
     """A DPLR model with Gaussian-rational entries; with ``exceptional`` some
     lambda_j = -2/step exactly."""
-    from algorithms.dplr import DPLR
+    from s4cert.algorithms.s4.dplr import DPLR
     g = gaussian(12, 6)
     lam = [draw(g) for _ in range(N)]
     if exceptional:
@@ -112,7 +112,7 @@ def point(re: Fraction, im: Fraction):
 
 def exact_kernel(m, step, L: int) -> list:
     """K_j = C* Abar^j Bbar exactly, as (re, im) Fractions (Gaussian-rational data)."""
-    from algorithms.dplr import kernel_by_powers
+    from s4cert.algorithms.s4.dplr import kernel_by_powers
     E = ExactField(4)
     res = kernel_by_powers(E, m, step, L)
     assert res.ok

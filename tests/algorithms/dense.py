@@ -1,8 +1,8 @@
 """Independent dense references: the bilinear matrices by Gaussian elimination on G."""
 from __future__ import annotations
 
-from algorithms.dplr import dense_kernel as _dense_kernel
-from algorithms.linalg import solve
+from s4cert.algorithms.s4.dplr import dense_kernel as _dense_kernel
+from s4cert.algorithms.linalg import solve
 
 
 def dense_bilinear(F, A, B, step):

@@ -6,8 +6,8 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from algorithms.cauchy import cauchy_direct, cauchy_on_roots, root_index
-from arith import BallField, Counting, ExactField, Float64Field, Truth
+from s4cert.algorithms.cauchy.tree import cauchy_direct, cauchy_on_roots, root_index
+from s4cert.arith import BallField, Counting, ExactField, Float64Field, Truth
 from tests.helpers import all_enclose, all_exact_equal, gaussian
 
 E = ExactField(32)

@@ -1,8 +1,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from algorithms.dft import dft, idft, polymul
-from arith import BallField, Counting, ExactField, Float64Field
+from s4cert.algorithms.dft import dft, idft, polymul
+from s4cert.arith import BallField, Counting, ExactField, Float64Field
 from tests.helpers import all_enclose, all_exact_equal, gaussian
 
 E = ExactField(32)

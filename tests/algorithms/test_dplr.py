@@ -5,9 +5,9 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from algorithms.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, nplr_to_dplr, recurrent, state_change
-from algorithms.linalg import cdot, matvec
-from arith import BallField, ExactField
+from s4cert.algorithms.s4.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, nplr_to_dplr, recurrent, state_change
+from s4cert.algorithms.linalg import cdot, matvec
+from s4cert.arith import BallField, ExactField
 from tests.algorithms.dense import dense_bilinear, dense_kernel
 from tests.helpers import all_exact_equal, assert_ball_run_agrees, gaussian, random_dplr
 

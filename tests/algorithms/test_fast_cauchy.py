@@ -9,10 +9,10 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import given, settings, strategies as st
 
-from algorithms.cauchy import cauchy_direct
-from algorithms.fast_cauchy import (ARC, INNER, NEAR, OUTER, ArcTree, cauchy_fast, cauchy_fast_many,
+from s4cert.algorithms.cauchy.tree import cauchy_direct
+from s4cert.algorithms.cauchy.arcs import (ARC, INNER, NEAR, OUTER, ArcTree, cauchy_fast, cauchy_fast_many,
                                     expansion_orders, float64_allowance)
-from arith import BallField, Counting, ExactField, Float64Field
+from s4cert.arith import BallField, Counting, ExactField, Float64Field
 from tests.helpers import gaussian
 
 REF = BallField(320)  # the independent reference: direct sums at a much higher precision
@@ -93,7 +93,7 @@ def legs_like(N: int) -> list:
 
 @functools.lru_cache(maxsize=None)
 def legs_eigenvalues(N: int) -> tuple:
-    from algorithms.hippo import dplr
+    from s4cert.algorithms.models.hippo import dplr
     return tuple(complex(l.mid()) for l in dplr("legs", N).Lambda)
 
 

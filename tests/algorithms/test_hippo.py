@@ -9,13 +9,13 @@ import pytest
 from flint import acb, acb_mat, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from algorithms.dplr import kernel_by_powers
-from algorithms.hippo import (FloatModelDistance, dense_kernel, dplr, dplr_float64, field_sqrt,
+from s4cert.algorithms.s4.dplr import kernel_by_powers
+from s4cert.algorithms.models.hippo import (FloatModelDistance, dense_kernel, dplr, dplr_float64, field_sqrt,
                               float_model_distance, generator, hippo_kernel, lagt, legs, legt,
                               nplr, similarity, unitary_diagonalization)
-from algorithms.result import SINGULAR_BILINEAR
-from algorithms.s4 import filter_kernel
-from arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing
+from s4cert.algorithms.result import SINGULAR_BILINEAR
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing
 from tests.helpers import encloses, exact_equal
 
 E4 = ExactField(4)

@@ -6,8 +6,8 @@ from fractions import Fraction
 from flint import acb
 from hypothesis import given, strategies as st
 
-from algorithms.linalg import lu, lu_solve, solve
-from arith import BallField, ExactField, Truth
+from s4cert.algorithms.linalg import lu, lu_solve, solve
+from s4cert.arith import BallField, ExactField, Truth
 from tests.helpers import all_enclose, all_exact_equal, exact_equal, gaussian
 
 E = ExactField(4)

@@ -15,13 +15,13 @@ from flint import arb, ctx, fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.dft import dft, idft
-from algorithms.lmu import (LMU, LMUFFT, LMUCell, certified_impulse_response, error_bounds,
+from s4cert.algorithms.dft import dft, idft
+from s4cert.algorithms.models.lmu import (LMU, LMUFFT, LMUCell, certified_impulse_response, error_bounds,
                             float64_running_bound, impulse_response, impulse_response_powers,
                             legt_matrices, legt_model, lmu_audit, state_space_matrices,
                             zoh_certified)
-from algorithms.ssm import augmented_exponential, flint_matrices
-from arith import ExactField, Truth
+from s4cert.algorithms.models.ssm import augmented_exponential, flint_matrices
+from s4cert.arith import ExactField, Truth
 
 U64 = Fraction(1, 2 ** 53)
 

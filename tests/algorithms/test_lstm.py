@@ -58,7 +58,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from mpmath import iv
 
-from algorithms.lstm import (GATES, LSTMParams, float64_error_bound, lstm_ball, lstm_cell_ball,
+from s4cert.algorithms.models.lstm import (GATES, LSTMParams, float64_error_bound, lstm_ball, lstm_cell_ball,
                              lstm_forward)
 from tests.helpers import fractions
 

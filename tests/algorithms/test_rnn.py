@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.rnn import (DATA, FEEDBACK, PARAMETER, ComputationGraph, Edge, SharedParameterRNN,
+from s4cert.algorithms.models.rnn import (DATA, FEEDBACK, PARAMETER, ComputationGraph, Edge, SharedParameterRNN,
                             folded_graph, linear_network, unrolled_graph)
-from arith import BallField, ExactField
+from s4cert.arith import BallField, ExactField
 from tests.helpers import encloses, exact_equal, fractions
 
 SPEC_T2_EDGES = {("h0", "F1"), ("x1", "F1"), ("F1", "h1"), ("h1", "F2"), ("x2", "F2"),

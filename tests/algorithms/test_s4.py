@@ -4,11 +4,11 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, recurrent
-from algorithms.linalg import cdot
-from algorithms.s4 import convolve, filter_kernel
-from arith import BallField, ExactField, Truth, exact_parts
+from s4cert.algorithms.dft import next_power_of_two
+from s4cert.algorithms.s4.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, recurrent
+from s4cert.algorithms.linalg import cdot
+from s4cert.algorithms.s4.filter import convolve, filter_kernel
+from s4cert.arith import BallField, ExactField, Truth, exact_parts
 from tests.algorithms.test_linalg import cofactor_det
 from tests.helpers import all_enclose, all_exact_equal, assert_ball_run_agrees, exact_equal, gaussian, random_dplr
 

@@ -10,13 +10,13 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from algorithms.cauchy import cauchy_direct
-from algorithms.dplr import DPLR
-from algorithms.hippo import dplr_float64
-from algorithms.s4 import filter_kernel
-from algorithms.s4_midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
-from arith import BallField
-from arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
+from s4cert.algorithms.cauchy.tree import cauchy_direct
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.models.hippo import dplr_float64
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.algorithms.s4.midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
+from s4cert.arith import BallField
+from s4cert.arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
 from tests.helpers import exact_kernel, random_dplr
 
 REF = BallField(320)
@@ -59,7 +59,7 @@ def test_disks_contain_the_exact_kernel(problem):
     """Random Gaussian-rational models (r = 1, 2; some lambda_j = -2/step, the partition
     given exactly): the kernel's disks contain K_j = C* Abar^j Bbar computed exactly, or
     the route stops undecided (a pole on the grid)."""
-    from certs.routing import exact_partition
+    from s4cert.certs.routing import exact_partition
     m, step, L = problem
     res = filter_kernel_midrad(m, step, L, exceptional=exact_partition(m, step))
     if not res.ok:  # near-resonant random models: the float64 disks may not decide a pivot
@@ -122,7 +122,7 @@ def test_pole_next_to_minus_one():
 
 def test_info_bounds_hold_against_the_ball_constants():
     """b, w (upper) and d (lower) of the float64 route bound the 320-bit ball values."""
-    from certs.constants import _key, filter_constants
+    from s4cert.certs.constants import _key, filter_constants
     m = dplr_float64("legs", 8)
     res = filter_kernel_midrad(m, 0.1, 64, c_tilde=m.C)
     ref = filter_kernel(REF, m, 0.1, 64, c_tilde=m.C, cauchy="direct", keep_blocks=True)

@@ -14,11 +14,11 @@ from flint import acb, arb, arb_mat, ctx, fmpq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.linalg import solve
-from algorithms.result import SINGULAR_BILINEAR
-from algorithms.ssm import (DiscreteLTI, LTIModel, augmented_exponential, bilinear, flint_matrices,
+from s4cert.algorithms.linalg import solve
+from s4cert.algorithms.result import SINGULAR_BILINEAR
+from s4cert.algorithms.models.ssm import (DiscreteLTI, LTIModel, augmented_exponential, bilinear, flint_matrices,
                             simulate, zoh, zoh_float64)
-from arith import BallField, ExactField, Truth
+from s4cert.arith import BallField, ExactField, Truth
 from tests.helpers import fractions
 
 HIGH = 1024  # bits of the independent evaluations
@@ -396,7 +396,7 @@ def test_call_validation(call):
 def test_discrete_model_is_usable_in_float64():
     """In Float64Field the 1 x 1 bilinear step is one correctly rounded division each:
     Abar = 0.75 / 1.25 and Bbar = 0.5 / 1.25 are the floats nearest 3/5 and 2/5."""
-    from arith import Float64Field
+    from s4cert.arith import Float64Field
     F = Float64Field()
     d = bilinear(F, LTIModel([[-1]], [1], [1]), 0.5).value
     assert isinstance(d, DiscreteLTI)

@@ -1,8 +1,8 @@
 from hypothesis import given, strategies as st
 
-from algorithms.linalg import cdot, matmul, solve
-from algorithms.woodbury import prepare, woodbury_solve
-from arith import BallField, ExactField, Truth
+from s4cert.algorithms.linalg import cdot, matmul, solve
+from s4cert.algorithms.woodbury import prepare, woodbury_solve
+from s4cert.arith import BallField, ExactField, Truth
 from tests.algorithms.test_linalg import cofactor_det
 from tests.helpers import all_enclose, all_exact_equal, exact_equal, gaussian
 

@@ -3,7 +3,7 @@ from fractions import Fraction
 import pytest
 from flint import acb, ctx
 
-from arith import BallField, ExactField, Truth
+from s4cert.arith import BallField, ExactField, Truth
 from tests.helpers import encloses
 
 
@@ -62,6 +62,6 @@ def test_bad_precision():
 def test_float_bounds_of_nan_balls():
     import math
     from flint import arb
-    from arith.ball import float_lower, float_upper
+    from s4cert.arith.ball import float_lower, float_upper
     assert float_upper(arb("nan")) == math.inf and float_lower(arb("nan")) == -math.inf
     assert float_upper(arb(1, 0.5)) >= 1.5 and float_lower(arb(1, 0.5)) <= 0.5

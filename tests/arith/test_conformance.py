@@ -14,7 +14,7 @@ import pytest
 from flint import acb, arb, ctx, fmpq, fmpq_poly, fmpz
 from hypothesis import given, strategies as st
 
-from arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth
+from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth
 from tests.helpers import Q2, encloses, exact_equal, gaussian
 
 REF = ExactField(32)
@@ -287,7 +287,7 @@ def test_ball_contains_exact_at_random_precision(op, prec, a, b):
 def test_long_double_read_exactly():
     x = np.longdouble(1) / 3
     z = np.clongdouble(x) + 1j * np.clongdouble(x) / 7
-    from arith import exact_parts
+    from s4cert.arith import exact_parts
     assert exact_parts(x)[0] == Fraction(*x.as_integer_ratio())
     re, im = exact_parts(z)
     assert re == Fraction(*z.real.as_integer_ratio()) and im == Fraction(*z.imag.as_integer_ratio())

@@ -1,7 +1,7 @@
 import gc
 
-from algorithms.dft import dft, idft, next_power_of_two, polymul
-from arith import Counting, ExactField, Float64Field
+from s4cert.algorithms.dft import dft, idft, next_power_of_two, polymul
+from s4cert.arith import Counting, ExactField, Float64Field
 
 
 def test_counts_each_kind():
@@ -78,6 +78,6 @@ def test_polymul_counts():
 
 
 def test_counting_wraps_without_fast_primitives():
-    from arith import BallField
+    from s4cert.arith import BallField
     assert BallField(64).primitive("dft") is not None
     assert Counting(BallField(64)).primitive("dft") is None

@@ -19,7 +19,7 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import assume, example, given, strategies as st
 
-from arith.midrad import (DD_RADIUS, LARGE, MR, SMALL, UNDERFLOW, RangeError, abs_lower, abs_upper,
+from s4cert.arith.midrad import (DD_RADIUS, LARGE, MR, SMALL, UNDERFLOW, RangeError, abs_lower, abs_upper,
                           dd_from_balls, modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper)
 from tests.helpers import Q2
 

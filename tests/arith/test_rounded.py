@@ -4,7 +4,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from arith import ExactField, RoundedField
+from s4cert.arith import ExactField, RoundedField
 from tests.helpers import Q2
 
 big = st.builds(Fraction, st.integers(-10**30, 10**30), st.integers(1, 10**30))

@@ -2,9 +2,9 @@ from fractions import Fraction
 
 from hypothesis import given, strategies as st
 
-from algorithms.dplr import DPLR
-from algorithms.s4 import filter_kernel
-from arith import BallField, Counting, ExactField, RoundedField, Truth, trace
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField, Counting, ExactField, RoundedField, Truth, trace
 from tests.helpers import Q2, all_enclose, all_exact_equal
 
 E = ExactField(16)

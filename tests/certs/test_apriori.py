@@ -11,15 +11,15 @@ import pytest
 from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
-import certs.kernel as kernel_module
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, c_tilde as exact_c_tilde
-from algorithms.s4 import filter_kernel
-from arith import BallField, ExactField, RoundedField, Truth, trace
-from arith.tracing import GATES
-from certs import routing
-from certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
-from certs.kernel import CertificationError, c_tilde_balls, certify_kernel
+import s4cert.certs.kernel as kernel_module
+from s4cert.algorithms.dft import next_power_of_two
+from s4cert.algorithms.s4.dplr import DPLR, c_tilde as exact_c_tilde
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField, ExactField, RoundedField, Truth, trace
+from s4cert.arith.tracing import GATES
+from s4cert.certs import routing
+from s4cert.certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
+from s4cert.certs.kernel import CertificationError, c_tilde_balls, certify_kernel
 from tests.helpers import gaussian, random_dplr, q, point, exact_kernel, nonnegative
 
 E4 = ExactField(4)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def s4cert(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "certs", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=300)
+    """The installed command, run away from the source tree (as a user would)."""
+    return subprocess.run([sys.executable, "-m", "s4cert", *args], capture_output=True, text=True,
+                          cwd=cwd or tempfile.gettempdir(), timeout=300)
 
 
 def test_no_arguments_runs_the_built_in_example():

@@ -2,7 +2,7 @@
 words / (n+M) do not grow from 32 to 4096 (Cauchy product tree and S4 filter)."""
 import pytest
 
-from certs.counts import count_cauchy, count_filter, scaling_table
+from s4cert.certs.counts import count_cauchy, count_filter, scaling_table
 
 SIZES = [32, 128, 512, 4096]
 

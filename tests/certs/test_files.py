@@ -10,13 +10,13 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from algorithms.dplr import DPLR, kernel_by_powers
-from algorithms.hippo import dplr as hippo_dplr
-from arith import ExactField, exact_parts
-from certs import files
-from certs.files import (FORMAT, arb_point, decode_number, encode_number, file_digest, load_kernel,
+from s4cert.algorithms.s4.dplr import DPLR, kernel_by_powers
+from s4cert.algorithms.models.hippo import dplr as hippo_dplr
+from s4cert.arith import ExactField, exact_parts
+from s4cert.certs.io import files
+from s4cert.certs.io.files import (FORMAT, arb_point, decode_number, encode_number, file_digest, load_kernel,
                          load_params, save_kernel)
-from certs.kernel import certify_kernel
+from s4cert.certs.kernel import certify_kernel
 from tests.helpers import gaussian
 
 STEP = 0.5

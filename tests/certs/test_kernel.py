@@ -7,11 +7,11 @@ import pytest
 from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
-from algorithms.dplr import DPLR
-from algorithms.s4 import filter_kernel
-from arith import ExactField
-from certs.kernel import CertificationError, certify_kernel
-from certs.exact_mode import exact_field_for
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import ExactField
+from s4cert.certs.kernel import CertificationError, certify_kernel
+from s4cert.certs.exact_mode import exact_field_for
 from tests.helpers import random_dplr, q, point, exact_kernel
 
 E4 = ExactField(4)
@@ -127,7 +127,7 @@ def test_constants_bound_the_exact_blocks():
 
 
 def test_counts_match_a_counted_run():
-    from arith import Counting, Float64Field
+    from s4cert.arith import Counting, Float64Field
     m = DPLR([-1, -2, (-1, 3)], [1, 1, 1], [1, 1, 1], [1, -1, 1])
     for arithmetic, route in (("ball", "tree"), ("float64", "direct")):
         ck = certify_kernel(m, 0.5, 16, 1e-12, arithmetic=arithmetic)
@@ -138,7 +138,7 @@ def test_counts_match_a_counted_run():
 
 
 def test_supplied_c_tilde_agrees_with_formed():
-    from algorithms.dplr import c_tilde
+    from s4cert.algorithms.s4.dplr import c_tilde
     m = DPLR([-1, (Fraction(-1, 2), 1)], [1, Fraction(1, 2)], [1, 2], [1, (0, 1)])
     ct = c_tilde(E4, m, Fraction(1, 4), 8).value
     ct_q = [E4.to_fractions(x) for x in ct]
@@ -221,7 +221,7 @@ def test_precision_limit_is_refused():
 
 
 def test_exact_correction_check():
-    from certs.routing import correction_singular_at
+    from s4cert.certs.routing import correction_singular_at
     m = DPLR([1], [1], [1], [1], Q=[(1, 1)])  # A = i = s(z_1) for M = 4, step 2
     assert correction_singular_at(m, 2, 4, 1)
     assert not any(correction_singular_at(m, 2, 4, k) for k in (0, 3))
@@ -262,9 +262,9 @@ def test_wide_ball_inputs_stop_with_a_reason():
 def test_float64_route_is_taken_and_audited(tmp_path):
     """Ball mode tries the float64 disks first: taken when max rad <= eps (exactly), the
     certificate says so, the file round-trips and an independent audit passes."""
-    from algorithms.hippo import dplr_float64
-    from certs.audit import audit_kernel_file
-    from certs.files import load_kernel, save_kernel
+    from s4cert.algorithms.models.hippo import dplr_float64
+    from s4cert.certs.audit.audit import audit_kernel_file
+    from s4cert.certs.io.files import load_kernel, save_kernel
     m = dplr_float64("legs", 8)
     ck = certify_kernel(m, 0.05, 40, 1e-10, c_tilde=m.C)
     c = ck.certificate

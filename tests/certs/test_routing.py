@@ -9,14 +9,14 @@ from fractions import Fraction
 import pytest
 from flint import acb, arb, ctx
 
-import certs.routing as routing
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR
-from algorithms.linalg import lu
-from algorithms.s4 import filter_kernel
-from arith import BallField, ExactField, Truth
-from certs.exact_mode import exact_field_for
-from certs.kernel import CertificationError, certify_kernel
+import s4cert.certs.routing as routing
+from s4cert.algorithms.dft import next_power_of_two
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.linalg import lu
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField, ExactField, Truth
+from s4cert.certs.exact_mode import exact_field_for
+from s4cert.certs.kernel import CertificationError, certify_kernel
 from tests.helpers import q, point, exact_kernel
 
 E4 = ExactField(4)

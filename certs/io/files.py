@@ -92,11 +92,11 @@ from typing import Any
 import numpy as np
 from flint import acb, arb, ctx, fmpq, fmpz
 
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR
-from algorithms.s4_midrad import ARITHMETIC as FLOAT64_ARITHMETIC
-from arith import exact_parts
-from arith.ball import float_upper
+from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.dplr import DPLR
+from ...algorithms.s4.midrad import ARITHMETIC as FLOAT64_ARITHMETIC
+from ...arith import exact_parts
+from ...arith.ball import float_upper
 
 FORMAT = "s4cert.kernel/1"
 MODES = ("ball", "a-priori", "exact")
@@ -418,7 +418,7 @@ def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = No
     certified from a supplied C~.
 
     >>> import os, tempfile
-    >>> from certs.kernel import certify_kernel
+    >>> from s4cert.certs.kernel import certify_kernel
     >>> m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
     >>> ck = certify_kernel(m, 0.5, 4, 1e-12)
     >>> path = os.path.join(tempfile.mkdtemp(), "k.json")

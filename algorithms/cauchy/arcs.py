@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 from flint import acb, acb_mat, arb, ctx, fmpq
 
-from arith import BallField, ExactField, Float64Field, Truth, check_power_of_two
-from arith.ball import float_lower, float_upper
+from ...arith import BallField, ExactField, Float64Field, Truth, check_power_of_two
+from ...arith.ball import float_lower, float_upper
 
-from .dft import dft
-from .result import COLLISION, OK, Result, undecided
+from ..dft import dft
+from ..result import COLLISION, OK, Result, undecided
 
 #: the coarsest level of arcs (4 arcs)
 ELL_MIN = 2
@@ -878,7 +878,7 @@ def cauchy_fast_many(F, poles: Any, weight_sets: list, M: int, eps: float, omega
         raise ValueError(f"cauchy_fast needs the {2 * M}-th roots of unity in the field (arc centres): {e}")
     s_omega = 1
     if omega is not None:
-        from .cauchy import root_index  # the module re-exports this one: import late
+        from .tree import root_index  # the module re-exports this one: import late
         found = root_index(F, omega, M)
         if not found.ok:
             return found
@@ -938,7 +938,7 @@ def cauchy_fast(F, poles: Any, weights: Any, M: int, eps: float, omega=None,
     the grid exp(-2 pi i k/M)).  Wrapped fields (Counting, Tracing) run the generic
     path with the decisions of their float values, like Float64Field.
 
-    >>> from arith import BallField
+    >>> from s4cert.arith import BallField
     >>> F = BallField(80)
     >>> r = cauchy_fast(F, [F.from_number(2), F.from_number(0.25)], [F.one(), F.one()], 4, 1e-6)
     >>> r.ok, r.value[0].contains(F.from_number(Fraction(1, 3)))  # 1/(1-2) + 1/(1-1/4)

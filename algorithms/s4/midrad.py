@@ -25,15 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from arith import BallField
-from arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upper, dd_from_balls, down,
+from ...arith import BallField
+from ...arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upper, dd_from_balls, down,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
-from .dft import next_power_of_two
+from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
-from .linalg import cdot
-from .result import OK, Result, undecided
-from .s4 import setup
+from ..linalg import cdot
+from ..result import OK, Result, undecided
+from .filter import setup
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "float64 midpoint-radius"
@@ -218,7 +218,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     by weight key).  Status "undecided" (with a reason) when float64 disks cannot
     decide something; then a ball run at higher precision can.
 
-    >>> from algorithms.dplr import DPLR
+    >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_midrad(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
     >>> mid, rad = res.value
     >>> res.status, bool(rad.max() < 1e-13)

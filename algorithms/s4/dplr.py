@@ -15,11 +15,11 @@ import numpy as np
 
 from flint import acb, arb
 
-from arith import check_power_of_two, exact_parts
+from ...arith import check_power_of_two, exact_parts
 
-from . import woodbury
-from .linalg import cdot, conj_transpose, dot, lu, lu_solve
-from .result import OK, SINGULAR, SINGULAR_BILINEAR, Result, undecided, zero_partition
+from .. import woodbury
+from ..linalg import cdot, conj_transpose, dot, lu, lu_solve
+from ..result import OK, SINGULAR, SINGULAR_BILINEAR, Result, undecided, zero_partition
 
 
 def _scalar(x: Any, what: str) -> Any:
@@ -352,7 +352,7 @@ def dense_kernel(F, A: list[list], B: list, C: list, step: Any, L: int) -> Resul
     ``Abar = (I - alpha A)^-1 (I + alpha A)``, ``Bbar = (I - alpha A)^-1 step B``,
     ``alpha = step/2``.  Status ``singular-bilinear-matrix`` when ``I - alpha A`` is singular.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> r = dense_kernel(F, [[-1]], [1], [1], 1, 2)
     >>> [F.to_fractions(k)[0] for k in r.value]

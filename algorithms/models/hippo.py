@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 from flint import acb, acb_mat, arb, ctx, fmpq
 
-from arith import (BallField, Counting, ExactField, Float64Field, RoundedField, Tracing,
+from ...arith import (BallField, Counting, ExactField, Float64Field, RoundedField, Tracing,
                    exact_parts)
-from arith.ball import float_upper
+from ...arith.ball import float_upper
 
-from .dplr import DPLR, as_vector, dense_kernel, kernel_by_powers, nplr_to_dplr  # noqa: F401 (re-export)
-from .result import Result
+from ..s4.dplr import DPLR, as_vector, dense_kernel, kernel_by_powers, nplr_to_dplr  # noqa: F401 (re-export)
+from ..result import Result
 
 KINDS = ("legs", "legt", "lagt")
 
@@ -57,7 +57,7 @@ def field_sqrt(F, q: Any):
     with absolute error below u; Counting and Tracing take it from their base field (a
     supplied input); ExactField cannot hold it and raises ValueError.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> F.to_fractions(field_sqrt(F, Fraction(9, 4)))
     (Fraction(3, 2), Fraction(0, 1))

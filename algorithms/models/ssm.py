@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 from flint import acb, acb_mat, arb, arb_mat, ctx, fmpq
 
-from arith import BallField, exact_parts
+from ...arith import BallField, exact_parts
 
-from .linalg import dot, lu, lu_solve, matvec
-from .result import OK, SINGULAR, SINGULAR_BILINEAR, Result
+from ..linalg import dot, lu, lu_solve, matvec
+from ..result import OK, SINGULAR, SINGULAR_BILINEAR, Result
 
 HOLDS = ("constant", "linear")
 _ZERO = (Fraction(0), Fraction(0))
@@ -456,7 +456,7 @@ def bilinear(F, model: LTIModel, step: Any) -> Result:
     Status ``singular-bilinear-matrix`` when G is singular, ``undecided`` when a ball
     pivot test cannot decide.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> d = bilinear(F, LTIModel([[0]], [1], [1]), 1).value
     >>> xs, ys = d.run([1, 2, 3])

@@ -5,10 +5,10 @@
 """
 from __future__ import annotations
 
-from arith import Truth, check_power_of_two
+from ...arith import Truth, check_power_of_two
 
-from .dft import dft, polymul
-from .result import COLLISION, OK, Result, undecided, zero_partition
+from ..dft import dft, polymul
+from ..result import COLLISION, OK, Result, undecided, zero_partition
 
 
 def _check(poles: list, weights: list, M: int) -> None:
@@ -65,7 +65,7 @@ def cauchy_on_roots(F, poles: list, weights: list, M: int, omega=None) -> Result
     """The balanced product tree: D_I and P_I, folded mod z^M - 1, two DFTs,
     reindexed by s when ``omega`` is given, then y_k = P(w^k) / D(w^k).
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> r = cauchy_on_roots(F, [F.from_number(2)], [F.one()], 2)
     >>> [F.to_complex(y) for y in r.value]   # 1/(1-2), 1/(-1-2)
@@ -128,4 +128,4 @@ def cauchy_direct(F, poles: list, weights: list, M: int, omega=None) -> Result:
     if unknown:
         return undecided("a pole may lie on the root grid")
     return Result(OK, out)
-from .fast_cauchy import cauchy_fast, cauchy_fast_many  # noqa: E402,F401  (re-export)
+from .arcs import cauchy_fast, cauchy_fast_many  # noqa: E402,F401  (re-export)

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .cauchy import cauchy_direct, cauchy_on_roots
-from .fast_cauchy import cauchy_fast_many
-from .dft import idft, next_power_of_two
+from ..cauchy.tree import cauchy_direct, cauchy_on_roots
+from ..cauchy.arcs import cauchy_fast_many
+from ..dft import idft, next_power_of_two
 from .dplr import DPLR, check_length, c_tilde as form_c_tilde, in_field, read_step
-from .linalg import cdot, dot, lu, lu_solve
-from .result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
+from ..linalg import cdot, dot, lu, lu_solve
+from ..result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
                      undecided, zero_partition)
 
 CAUCHY_ROUTES = ("tree", "direct", "fast")
@@ -130,7 +130,7 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
     by key), the poles and the per-sum weights, for the filter constants.
 
-    >>> from arith import ExactField
+    >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> m = DPLR([-1], [0], B=[1], C=[1])
     >>> r = filter_kernel(F, m, 1, 3)

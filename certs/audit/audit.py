@@ -32,17 +32,17 @@ from typing import Any, Callable
 import numpy as np
 from flint import acb, acb_mat, arb, ctx
 
-from algorithms.dft import next_power_of_two
-from algorithms.dplr import DPLR, bilinear, kernel_by_powers
-from algorithms.linalg import lu, lu_solve, matmul, solve
-from algorithms.result import undecided
-from algorithms.s4 import filter_kernel
-from arith import BallField, ExactField, trace
-from arith.ball import float_lower, float_upper
+from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.dplr import DPLR, bilinear, kernel_by_powers
+from ...algorithms.linalg import lu, lu_solve, matmul, solve
+from ...algorithms.result import undecided
+from ...algorithms.s4.filter import filter_kernel
+from ...arith import BallField, ExactField, trace
+from ...arith.ball import float_lower, float_upper
 
-from . import routing
-from .constants import separation
-from .files import KernelFile, SOURCES, exact_arb, load_kernel, parse_rational
+from .. import routing
+from ..constants import separation
+from ..io.files import KernelFile, SOURCES, exact_arb, load_kernel, parse_rational
 
 #: the dense route (powers of Abar) is used when its cost N^2 L (+ N^3 log2 M with a
 #: supplied C~) is at most this; above it, the filter with direct Cauchy sums
@@ -569,9 +569,9 @@ def audit_kernel_file(path: Any, *, prec: int | None = None, powers_limit: int =
     check passed.
 
     >>> import os, tempfile
-    >>> from algorithms.dplr import DPLR
-    >>> from certs.kernel import certify_kernel
-    >>> from certs.files import save_kernel
+    >>> from s4cert.algorithms.s4.dplr import DPLR
+    >>> from s4cert.certs.kernel import certify_kernel
+    >>> from s4cert.certs.io.files import save_kernel
     >>> m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
     >>> path = os.path.join(tempfile.mkdtemp(), "k.json")
     >>> _ = save_kernel(path, certify_kernel(m, 0.5, 4, 1e-12), m, 0.5)

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
-from arith import exact_parts
+from ...arith import exact_parts
 
 GATES = ("i", "f", "o", "c")
 _NAMES = tuple(f"{kind}_{g}" for kind in ("W", "U", "b") for g in GATES)

@@ -13,7 +13,7 @@ edges record which values each evaluation reads and which value it writes.  The
 (the state written by F is read back by F at the next time), so it has a cycle.
 
 >>> net = linear_network(A=[[1, 1], [0, 1]], B=[[0], [1]], C=[[1, 0]])
->>> from arith import ExactField
+>>> from s4cert.arith import ExactField
 >>> E = ExactField(4)
 >>> run = net.run(E, [0, 0], [[1], [1], [1]])
 >>> [E.to_complex(y[0]).real for y in run.outputs]
@@ -30,7 +30,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .linalg import matvec
+from ..linalg import matvec
 
 #: edge kinds: a value read or written by an evaluation, the shared parameter read by
 #: an evaluation, and (folded schematic only) the state fed back to the next step

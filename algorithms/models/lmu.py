@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from arith import exact_parts
-from arith.ball import float_upper
+from ...arith import exact_parts
+from ...arith.ball import float_upper
 
 from .ssm import LTIModel, augmented_exponential, flint_matrices
 

@@ -1,0 +1,1 @@
+"""Every procedure of the specification, written once and generic over the field."""

@@ -1,0 +1,1 @@
+"""Cauchy sums on the root grid: product tree, direct sums, hierarchical arcs."""

@@ -1,0 +1,1 @@
+"""Model families: HiPPO, the continuous-time SSM, RNN, LSTM and the LMU."""

@@ -1,0 +1,29 @@
+"""s4cert: certified-precision numerics for recurrent and structured state-space models.
+
+The public API.  The layers are importable as ``s4cert.arith`` (fields),
+``s4cert.algorithms`` (procedures, generic over the field) and ``s4cert.certs``
+(certified kernels, files, audit, the ``s4cert`` command).
+
+(This file is the ``s4cert`` package itself; ``pyproject.toml`` maps it here so
+that the three layer folders stay at the top of the repository.)
+
+>>> from s4cert import certify_kernel, DPLR
+>>> model = DPLR(Lambda=[-0.5 + 1j, -1.0], P=[0.5, 0.25], B=[1.0, 2.0], C=[1.0, -1.0])
+>>> ck = certify_kernel(model, step=0.1, L=8, eps=1e-12)
+>>> bool((ck.rad <= 1e-12).all())
+True
+"""
+from __future__ import annotations
+
+from .algorithms.s4.dplr import DPLR
+from .certs.audit.audit import audit_kernel_file, compare_with
+from .certs.errors import CertificationError
+from .certs.io.files import load_kernel, load_params, save_kernel
+from .certs.kernel import CertifiedKernel, certify_kernel
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CertificationError", "CertifiedKernel", "DPLR", "__version__", "audit_kernel_file",
+    "certify_kernel", "compare_with", "load_kernel", "load_params", "save_kernel",
+]

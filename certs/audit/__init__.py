@@ -1,0 +1,1 @@
+"""Independent audit of kernel files and of other implementations' kernels."""

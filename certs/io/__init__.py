@@ -1,0 +1,1 @@
+"""Files: exact numbers, kernel files, parameter files, atomic writes."""

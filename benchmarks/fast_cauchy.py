@@ -36,7 +36,7 @@ def legs_like(N: int) -> list:
 
 
 def legs_eigenvalues(N: int) -> list:
-    from s4cert.algorithms.models.hippo import dplr_float64
+    from s4cert.algorithms.models.hippo_float64 import dplr_float64
     return [complex(l) for l in dplr_float64("legs", N).Lambda]
 
 

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 
-from s4cert.algorithms.models.hippo import dplr_float64
+from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert import certify_kernel
 from kernel_vs_float64 import float64_kernel
 

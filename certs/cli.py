@@ -143,7 +143,7 @@ def _model_and_defaults(args) -> tuple[Any, Any, Any, Any]:
         p = load_params(args.params, conj_pairs=args.conj_pairs)
         return p.model, p.step, p.L, p.c_tilde
     if args.hippo:
-        from ..algorithms.models.hippo import dplr
+        from ..algorithms.models.hippo_dplr import dplr
         eps = _number(args.eps)
         prec = max(128, 2 * (64 + math.ceil(-math.log2(float(eps)))))
         theta = _number(args.theta) if args.theta is not None else (1 if args.hippo == "legt" else None)

@@ -93,7 +93,7 @@ def legs_like(N: int) -> list:
 
 @functools.lru_cache(maxsize=None)
 def legs_eigenvalues(N: int) -> tuple:
-    from s4cert.algorithms.models.hippo import dplr
+    from s4cert.algorithms.models.hippo_dplr import dplr
     return tuple(complex(l.mid()) for l in dplr("legs", N).Lambda)
 
 

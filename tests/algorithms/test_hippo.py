@@ -9,10 +9,11 @@ import pytest
 from flint import acb, acb_mat, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4.dplr import kernel_by_powers
-from s4cert.algorithms.models.hippo import (FloatModelDistance, dense_kernel, dplr, dplr_float64, field_sqrt,
-                              float_model_distance, generator, hippo_kernel, lagt, legs, legt,
-                              nplr, similarity, unitary_diagonalization)
+from s4cert.algorithms.s4.kernels import dense_kernel, kernel_by_powers
+from s4cert.algorithms.models.hippo import field_sqrt, generator, hippo_kernel, lagt, legs, legt, similarity
+from s4cert.algorithms.models.hippo_dplr import dplr, unitary_diagonalization
+from s4cert.algorithms.models.hippo_float64 import FloatModelDistance, dplr_float64, float_model_distance
+from s4cert.algorithms.models.hippo_nplr import nplr
 from s4cert.algorithms.result import SINGULAR_BILINEAR
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing

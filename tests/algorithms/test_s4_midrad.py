@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 from s4cert.algorithms.cauchy.tree import cauchy_direct
 from s4cert.algorithms.s4.dplr import DPLR
-from s4cert.algorithms.models.hippo import dplr_float64
+from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
 from s4cert.arith import BallField

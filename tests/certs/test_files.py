@@ -11,7 +11,7 @@ from flint import acb, arb
 from hypothesis import given, strategies as st
 
 from s4cert.algorithms.s4.dplr import DPLR, kernel_by_powers
-from s4cert.algorithms.models.hippo import dplr as hippo_dplr
+from s4cert.algorithms.models.hippo_dplr import dplr as hippo_dplr
 from s4cert.arith import ExactField, exact_parts
 from s4cert.certs.io import files
 from s4cert.certs.io.files import (FORMAT, arb_point, decode_number, encode_number, file_digest, load_kernel,

@@ -262,7 +262,7 @@ def test_wide_ball_inputs_stop_with_a_reason():
 def test_float64_route_is_taken_and_audited(tmp_path):
     """Ball mode tries the float64 disks first: taken when max rad <= eps (exactly), the
     certificate says so, the file round-trips and an independent audit passes."""
-    from s4cert.algorithms.models.hippo import dplr_float64
+    from s4cert.algorithms.models.hippo_float64 import dplr_float64
     from s4cert.certs.audit.audit import audit_kernel_file
     from s4cert.certs.io.files import load_kernel, save_kernel
     m = dplr_float64("legs", 8)

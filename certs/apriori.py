@@ -21,7 +21,8 @@ from ..algorithms.s4.filter import filter_kernel
 from ..arith import BallField, RoundedField, trace
 from ..arith.ball import float_upper
 
-from .kernel import CertificationError, c_tilde_balls
+from .ball_run import c_tilde_balls
+from .errors import CertificationError
 
 
 @dataclass

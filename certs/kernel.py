@@ -23,17 +23,21 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
-from flint import acb, acb_mat, arb, ctx
+from flint import acb, arb, ctx
 
 from ..algorithms.dft import next_power_of_two
-from ..algorithms.s4.dplr import DPLR, bilinear, check_length, read_step
+from ..algorithms.s4.dplr import DPLR, check_length, read_step
+from ..algorithms.s4.solver import bilinear
 from ..algorithms.s4.filter import filter_kernel
 from ..algorithms.s4.midrad import ARITHMETIC as FLOAT64_ARITHMETIC, filter_kernel_midrad
 from ..arith import BallField, Counting, ExactField, Float64Field, exact_parts
 from ..arith.ball import float_upper
 
 from . import routing
+from .apriori import apriori_kernel
+from .ball_run import c_tilde_balls
 from .errors import CertificationError
+from .exact_mode import exact_kernel
 from .constants import constants_from_bounds, filter_constants
 
 MODES = ("ball", "a-priori", "exact")
@@ -100,31 +104,6 @@ def _check_eps(eps: Any) -> Fraction:
 def _log2_ceil_inv(eps: Fraction) -> int:
     """ceil(log2(1/eps)) (at least 0)."""
     return max(0, math.ceil(math.log2(eps.denominator) - math.log2(eps.numerator)) + 1)
-
-
-# -- C~ ---------------------------------------------------------------------------
-
-def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
-    """C~ = (I - Abar^M)* C in ball arithmetic: Abar by a ball solve with G, then
-    log2 M squarings (FLINT acb_mat)."""
-    F = BallField(prec)
-    N = model.N
-    with ctx.workprec(prec):
-        delta = F.from_number(step)
-        alpha = delta / 2
-        P = acb_mat([[F.from_number(x) for x in row] for row in model.P])
-        Q = acb_mat([[F.from_number(x) for x in row] for row in model.Q])
-        A = -(P * Q.conjugate().transpose())
-        for i in range(N):
-            A[i, i] += F.from_number(model.Lambda[i])
-        I = acb_mat(N, N)
-        for i in range(N):
-            I[i, i] = 1
-        Abar = (I - alpha * A).solve(I + alpha * A)
-        AM = Abar ** M
-        C = acb_mat([[F.from_number(c)] for c in model.C])
-        out = C - AM.conjugate().transpose() * C
-        return [out[i, 0] for i in range(N)]
 
 
 # -- ball mode --------------------------------------------------------------------
@@ -409,7 +388,6 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         certificate.update(precision_bits=run.prec, max_radius=_max_rad(F, balls))
     elif mode == "exact":
         progress("exact filter")
-        from .exact_mode import exact_kernel
         exact_values = exact_kernel(model, step, L, c_tilde, exceptional)
         mid = np.array([complex(float(re), float(im)) for re, im in exact_values], dtype=np.complex128)
         rad = _exact_rad(exact_values, mid)
@@ -419,7 +397,6 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
                 if not b.contains(acb(arb(_fq(re)), arb(_fq(im)))):
                     raise CertificationError("internal check failed: the ball run does not contain the exact kernel")
     else:
-        from .apriori import apriori_kernel
         ap = apriori_kernel(model, step, L, eps_q, c_tilde, exceptional, balls, F, apriori_limit, force, progress)
         mid, rad = ap.mid, ap.rad
         balls, exact_values = ap.balls, ap.values

@@ -13,13 +13,16 @@ from hypothesis import given, settings, strategies as st
 
 import s4cert.certs.kernel as kernel_module
 from s4cert.algorithms.dft import next_power_of_two
-from s4cert.algorithms.s4.dplr import DPLR, c_tilde as exact_c_tilde
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.c_tilde import c_tilde as exact_c_tilde
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, ExactField, RoundedField, Truth, trace
 from s4cert.arith.tracing import GATES
 from s4cert.certs import routing
 from s4cert.certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
-from s4cert.certs.kernel import CertificationError, c_tilde_balls, certify_kernel
+from s4cert.certs.ball_run import c_tilde_balls
+from s4cert.certs.errors import CertificationError
+from s4cert.certs.kernel import certify_kernel
 from tests.helpers import gaussian, random_dplr, q, point, exact_kernel, nonnegative
 
 E4 = ExactField(4)

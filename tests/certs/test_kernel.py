@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import ExactField
-from s4cert.certs.kernel import CertificationError, certify_kernel
+from s4cert.certs.errors import CertificationError
+from s4cert.certs.kernel import certify_kernel
 from s4cert.certs.exact_mode import exact_field_for
 from tests.helpers import random_dplr, q, point, exact_kernel
 
@@ -138,7 +139,7 @@ def test_counts_match_a_counted_run():
 
 
 def test_supplied_c_tilde_agrees_with_formed():
-    from s4cert.algorithms.s4.dplr import c_tilde
+    from s4cert.algorithms.s4.c_tilde import c_tilde
     m = DPLR([-1, (Fraction(-1, 2), 1)], [1, Fraction(1, 2)], [1, 2], [1, (0, 1)])
     ct = c_tilde(E4, m, Fraction(1, 4), 8).value
     ct_q = [E4.to_fractions(x) for x in ct]
@@ -264,7 +265,7 @@ def test_float64_route_is_taken_and_audited(tmp_path):
     certificate says so, the file round-trips and an independent audit passes."""
     from s4cert.algorithms.models.hippo_float64 import dplr_float64
     from s4cert.certs.audit.audit import audit_kernel_file
-    from s4cert.certs.io.files import load_kernel, save_kernel
+    from s4cert.certs.io.kernel_file import load_kernel, save_kernel
     m = dplr_float64("legs", 8)
     ck = certify_kernel(m, 0.05, 40, 1e-10, c_tilde=m.C)
     c = ck.certificate

@@ -16,7 +16,8 @@ from s4cert.algorithms.linalg import lu
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, ExactField, Truth
 from s4cert.certs.exact_mode import exact_field_for
-from s4cert.certs.kernel import CertificationError, certify_kernel
+from s4cert.certs.errors import CertificationError
+from s4cert.certs.kernel import certify_kernel
 from tests.helpers import q, point, exact_kernel
 
 E4 = ExactField(4)

@@ -42,7 +42,8 @@ from flint import arb, arb_mat, ctx
 from ...arith import exact_parts
 from ...arith.ball import float_upper
 
-from .ssm import LTIModel, augmented_exponential, flint_matrices
+from .lti_model import LTIModel
+from .lti_simulate import augmented_exponential, flint_matrices
 
 _U64 = Fraction(1, 2 ** 53)  # unit roundoff of IEEE binary64
 

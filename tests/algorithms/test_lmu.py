@@ -20,7 +20,7 @@ from s4cert.algorithms.models.lmu import (LMU, LMUFFT, LMUCell, certified_impuls
                             float64_running_bound, impulse_response, impulse_response_powers,
                             legt_matrices, legt_model, lmu_audit, state_space_matrices,
                             zoh_certified)
-from s4cert.algorithms.models.ssm import augmented_exponential, flint_matrices
+from s4cert.algorithms.models.lti_simulate import augmented_exponential, flint_matrices
 from s4cert.arith import ExactField, Truth
 
 U64 = Fraction(1, 2 ** 53)

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from s4cert.algorithms.linalg import solve
 from s4cert.algorithms.result import SINGULAR_BILINEAR
-from s4cert.algorithms.models.ssm import (DiscreteLTI, LTIModel, augmented_exponential, bilinear, flint_matrices,
-                            simulate, zoh, zoh_float64)
+from s4cert.algorithms.models.lti_model import LTIModel
+from s4cert.algorithms.models.lti_simulate import augmented_exponential, flint_matrices, simulate
+from s4cert.algorithms.models.ssm import DiscreteLTI, bilinear
+from s4cert.algorithms.models.zoh import zoh, zoh_float64
 from s4cert.arith import BallField, ExactField, Truth
 from tests.helpers import fractions
 

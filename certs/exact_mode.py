@@ -5,7 +5,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..algorithms.dft import next_power_of_two
-from ..algorithms.s4.dplr import DPLR, c_tilde as form_c_tilde
+from ..algorithms.s4.dplr import DPLR
+from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import filter_kernel
 from ..arith import ExactField
 

@@ -112,7 +112,7 @@ def point(re: Fraction, im: Fraction):
 
 def exact_kernel(m, step, L: int) -> list:
     """K_j = C* Abar^j Bbar exactly, as (re, im) Fractions (Gaussian-rational data)."""
-    from s4cert.algorithms.s4.dplr import kernel_by_powers
+    from s4cert.algorithms.s4.kernels import kernel_by_powers
     E = ExactField(4)
     res = kernel_by_powers(E, m, step, L)
     assert res.ok

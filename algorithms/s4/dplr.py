@@ -1,9 +1,9 @@
-"""DPLR state-space models, bilinear discretization and the recurrent solver
-(spec: "DPLR structured state-space parameterization").
+"""DPLR state-space models: their data, how entries and the step are read, and the
+changes of state (spec: "DPLR structured state-space parameterization").
 
 ``A = Lambda - P Q*`` (Lambda diagonal, P, Q of shape N x r), input ``B``, output
-``y = C* x``.  With ``alpha = step/2`` and ``G = I - alpha A``:
-``Abar = G^-1 (I + alpha A)``, ``Bbar = G^-1 step B``, ``K_j = C* Abar^j Bbar``.
+``y = C* x``.  The discretization is in ``s4.bilinear`` (dense) and ``s4.solver``
+(structured), the kernels in ``s4.kernels``, ``s4.filter`` and ``s4.midrad``.
 """
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ import numpy as np
 
 from flint import acb, arb
 
-from ...arith import check_power_of_two, exact_parts
+from ...arith import exact_parts
 
-from .. import woodbury
-from ..linalg import cdot, conj_transpose, dot, lu, lu_solve
-from ..result import OK, SINGULAR, SINGULAR_BILINEAR, Result, undecided, zero_partition
+from ..linalg import cdot, conj_transpose, dot
+from ..result import zero_partition
 
 
 def _scalar(x: Any, what: str) -> Any:
@@ -173,167 +172,6 @@ def nplr_to_dplr(F, V: list[list], Lambda: list, P: Any, B: list, C: list, Q: An
     return DPLR(list(Lambda), times(Pm), vec(B), vec(C), Q=times(Qm))
 
 
-# -- the solver for G x = b --------------------------------------------------
-
-@dataclass
-class _Bordered:
-    J: list[int]
-    Z: list[int]
-    dJ: dict
-    lu: Any
-
-
-class BilinearSolver:
-    """Solves G x = b, G = I - alpha (Lambda - P Q*), as the spec's recurrent solver:
-    Woodbury when no d_j = 1 - alpha lambda_j is zero, the bordered system when
-    0 < |Z| <= r."""
-
-    def __init__(self, F, lam, P, Q, alpha, kind, data):
-        self.F, self.lam, self.P, self.Q, self.alpha = F, lam, P, Q, alpha
-        self.kind, self.data = kind, data
-
-    @classmethod
-    def prepare(cls, F, lam: list, P: list[list], Q: list[list], alpha) -> Result:
-        d = [F.sub(F.one(), F.mul(alpha, l)) for l in lam]
-        Z, J, unknown = zero_partition(F, d)
-        if unknown:
-            return undecided("whether some 1 - alpha*lambda_j is zero")
-        r = len(P[0])
-        if not Z:
-            U = [[F.mul(alpha, x) for x in row] for row in P]
-            w = woodbury.prepare(F, d, U, Q)
-            if not w.ok:
-                return w if w.status != "singular" else Result(SINGULAR_BILINEAR, info=w.info)
-            return Result(OK, cls(F, lam, P, Q, alpha, "woodbury", w.value))
-        if len(Z) > r:
-            return Result(SINGULAR_BILINEAR, info={"reason": f"{len(Z)} zero diagonal entries exceed r = {r}"})
-        dJ = {j: d[j] for j in J}
-        n = r + len(Z)
-        M = [[F.zero()] * n for _ in range(n)]
-        for i in range(r):
-            for k in range(r):
-                acc = F.one() if i == k else F.zero()
-                for j in J:  # + alpha Q_J* D_J^-1 P_J
-                    acc = F.add(acc, F.div(F.mul(alpha, F.mul(F.conj(Q[j][i]), P[j][k])), dJ[j]))
-                M[i][k] = acc
-            for c, j in enumerate(Z):
-                M[i][r + c] = F.neg(F.conj(Q[j][i]))
-        for c, j in enumerate(Z):
-            for k in range(r):
-                M[r + c][k] = F.mul(alpha, P[j][k])
-        f = lu(F, M)
-        if not f.ok:
-            return f if f.status != "singular" else Result(SINGULAR_BILINEAR, info={"reason": "bordered system is singular"})
-        return Result(OK, cls(F, lam, P, Q, alpha, "bordered", _Bordered(J, Z, dJ, f.value)))
-
-    def solve(self, b: list) -> list:
-        F = self.F
-        if self.kind == "woodbury":
-            return self.data.solve(F, b)
-        J, Z, dJ = self.data.J, self.data.Z, self.data.dJ
-        r = len(self.P[0])
-        y = {j: F.div(b[j], dJ[j]) for j in J}
-        rhs = [F.zero()] * r
-        for i in range(r):
-            acc = F.zero()
-            for j in J:
-                acc = F.add(acc, F.mul(F.conj(self.Q[j][i]), y[j]))
-            rhs[i] = acc
-        sol = lu_solve(F, self.data.lu, rhs + [b[j] for j in Z])
-        z, xZ = sol[:r], sol[r:]
-        x = [None] * len(b)
-        for j in J:
-            x[j] = F.sub(y[j], F.div(F.mul(self.alpha, dot(F, self.P[j], z)), dJ[j]))
-        for c, j in enumerate(Z):
-            x[j] = xZ[c]
-        return x
-
-    def apply_plus(self, x: list) -> list:
-        """(I + alpha A) x = x + alpha (Lambda x - P (Q* x))."""
-        F = self.F
-        r = len(self.P[0])
-        q = [cdot(F, [row[i] for row in self.Q], x) for i in range(r)]
-        return [F.add(xj, F.mul(self.alpha, F.sub(F.mul(l, xj), dot(F, row, q))))
-                for xj, l, row in zip(x, self.lam, self.P)]
-
-
-def _solver(F, model: DPLR, step, adjoint: bool = False) -> tuple[Result, FieldModel, Any]:
-    m = in_field(F, model)
-    delta = read_step(F, step)
-    alpha = F.div(delta, F.const(2))
-    if adjoint:  # A* = conj(Lambda) - Q P*
-        res = BilinearSolver.prepare(F, [F.conj(l) for l in m.lam], m.Q, m.P, alpha)
-    else:
-        res = BilinearSolver.prepare(F, m.lam, m.P, m.Q, alpha)
-    return res, m, delta
-
-
-def recurrent(F, model: DPLR, step, u: list, x0: list | None = None) -> Result:
-    """The recurrent mode: b_t = (I + alpha A) x_{t-1} + step B u_t, G x_t = b_t,
-    y_t = C* x_t.  ``value`` is the list of outputs; ``info["state"]`` the last state."""
-    res, m, delta = _solver(F, model, step)
-    if not res.ok:
-        return res
-    S = res.value
-    x = [F.zero()] * model.N if x0 is None else [F.from_number(v) for v in as_vector(x0, "x0")]
-    if len(x) != model.N:
-        raise ValueError(f"x0: expected {model.N} entries, got {len(x)}")
-    dB = [F.mul(delta, b) for b in m.B]
-    ys = []
-    for ut in as_vector(u, "u"):
-        ut = F.from_number(ut)
-        b = [F.add(p, F.mul(db, ut)) for p, db in zip(S.apply_plus(x), dB)]
-        x = S.solve(b)
-        ys.append(cdot(F, m.C, x))
-    return Result(OK, ys, {"state": x})
-
-
-def bilinear(F, model: DPLR, step) -> Result:
-    """Dense (Abar, Bbar), column by column through the structured solver."""
-    res, m, delta = _solver(F, model, step)
-    if not res.ok:
-        return res
-    S = res.value
-    N = model.N
-    cols = []
-    for j in range(N):
-        e = [F.one() if i == j else F.zero() for i in range(N)]
-        cols.append(S.solve(S.apply_plus(e)))
-    Abar = [[cols[j][i] for j in range(N)] for i in range(N)]
-    Bbar = S.solve([F.mul(delta, b) for b in m.B])
-    return Result(OK, (Abar, Bbar))
-
-
-def kernel_by_powers(F, model: DPLR, step, L: int) -> Result:
-    """K_j = C* Abar^j Bbar for 0 <= j < L, by repeated dense products."""
-    L = check_length(L)
-    res = bilinear(F, model, step)
-    if not res.ok:
-        return res
-    Abar, v = res.value
-    C = in_field(F, model).C
-    K = []
-    for j in range(L):
-        K.append(cdot(F, C, v))
-        if j + 1 < L:
-            v = [dot(F, row, v) for row in Abar]
-    return Result(OK, K)
-
-
-def c_tilde(F, model: DPLR, step, M: int) -> Result:
-    """C~ = (I - Abar^M)* C = C - (Abar*)^M C, with Abar* c = (I + alpha A*) G*^-1 c
-    applied M times through the structured solver of the adjoint."""
-    check_power_of_two(M)
-    res, m, _ = _solver(F, model, step, adjoint=True)
-    if not res.ok:
-        return res
-    S = res.value
-    v = m.C
-    for _ in range(M):
-        v = S.apply_plus(S.solve(v))
-    return Result(OK, [F.sub(c, x) for c, x in zip(m.C, v)])
-
-
 #: kernels longer than this are refused (their M-point grids would not fit in memory)
 MAX_LENGTH = 1 << 26
 
@@ -345,38 +183,3 @@ def check_length(L: Any) -> int:
     if L > MAX_LENGTH:
         raise ValueError(f"L = {L} is above the supported maximum {MAX_LENGTH}")
     return int(L)
-
-
-def dense_kernel(F, A: list[list], B: list, C: list, step: Any, L: int) -> Result:
-    """``K_j = C* Abar^j Bbar`` (0 <= j < L) of a dense system by elimination:
-    ``Abar = (I - alpha A)^-1 (I + alpha A)``, ``Bbar = (I - alpha A)^-1 step B``,
-    ``alpha = step/2``.  Status ``singular-bilinear-matrix`` when ``I - alpha A`` is singular.
-
-    >>> from s4cert.arith import ExactField
-    >>> F = ExactField(4)
-    >>> r = dense_kernel(F, [[-1]], [1], [1], 1, 2)
-    >>> [F.to_fractions(k)[0] for k in r.value]
-    [Fraction(2, 3), Fraction(2, 9)]
-    """
-    L = check_length(L)
-    N = len(A)
-    if N < 1 or any(len(row) != N for row in A) or len(B) != N or len(C) != N:
-        raise ValueError(f"dense_kernel: need A N x N, B and C of length N, got {N} rows, "
-                         f"{len(B)} and {len(C)} entries")
-    A = [[F.from_number(x) for x in row] for row in A]
-    B = [F.from_number(x) for x in B]
-    C = [F.from_number(x) for x in C]
-    delta = read_step(F, step)
-    alpha = F.div(delta, F.const(2))
-    M = [[F.sub(F.one() if i == j else F.zero(), F.mul(alpha, A[i][j])) for j in range(N)]
-         for i in range(N)]
-    f = lu(F, M)
-    if not f.ok:
-        return Result(SINGULAR_BILINEAR, info=f.info) if f.status == SINGULAR else f
-    v = lu_solve(F, f.value, [F.mul(delta, b) for b in B])
-    K = []
-    for j in range(L):
-        K.append(cdot(F, C, v))
-        if j + 1 < L:
-            v = lu_solve(F, f.value, [F.add(x, F.mul(alpha, dot(F, row, v))) for x, row in zip(v, A)])
-    return Result(OK, K)

@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..cauchy.tree import cauchy_direct, cauchy_on_roots
+from ..cauchy.direct import cauchy_direct
+from ..cauchy.tree import cauchy_on_roots
 from ..cauchy.arcs import cauchy_fast_many
 from ..dft import idft, next_power_of_two
-from .dplr import DPLR, check_length, c_tilde as form_c_tilde, in_field, read_step
+from .c_tilde import c_tilde as form_c_tilde
+from .dplr import DPLR, check_length, in_field, read_step
 from ..linalg import cdot, dot, lu, lu_solve
 from ..result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
                      undecided, zero_partition)

@@ -221,8 +221,8 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_midrad(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
     >>> mid, rad = res.value
-    >>> res.status, bool(rad.max() < 1e-13)
-    ('ok', True)
+    >>> res.ok, bool(rad.max() < 1e-13)
+    (True, True)
     """
     L = check_length(L)
     M = next_power_of_two(L)

@@ -1,7 +1,7 @@
 """Independent dense references: the bilinear matrices by Gaussian elimination on G."""
 from __future__ import annotations
 
-from s4cert.algorithms.s4.dplr import dense_kernel as _dense_kernel
+from s4cert.algorithms.s4.kernels import dense_kernel as _dense_kernel
 from s4cert.algorithms.linalg import solve
 
 

@@ -5,7 +5,10 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, nplr_to_dplr, recurrent, state_change
+from s4cert.algorithms.s4.dplr import DPLR, nplr_to_dplr, state_change
+from s4cert.algorithms.s4.c_tilde import c_tilde
+from s4cert.algorithms.s4.kernels import kernel_by_powers
+from s4cert.algorithms.s4.solver import bilinear, recurrent
 from s4cert.algorithms.linalg import cdot, matvec
 from s4cert.arith import BallField, ExactField
 from tests.algorithms.dense import dense_bilinear, dense_kernel

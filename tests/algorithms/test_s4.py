@@ -5,7 +5,10 @@ from flint import acb, arb
 from hypothesis import given, strategies as st
 
 from s4cert.algorithms.dft import next_power_of_two
-from s4cert.algorithms.s4.dplr import DPLR, bilinear, c_tilde, kernel_by_powers, recurrent
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.c_tilde import c_tilde
+from s4cert.algorithms.s4.kernels import kernel_by_powers
+from s4cert.algorithms.s4.solver import bilinear, recurrent
 from s4cert.algorithms.linalg import cdot
 from s4cert.algorithms.s4.filter import convolve, filter_kernel
 from s4cert.arith import BallField, ExactField, Truth, exact_parts

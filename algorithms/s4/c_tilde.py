@@ -1,0 +1,95 @@
+"""``C~ = (I - Abar^M)* C``, the output vector the filter uses, by named methods.
+
+* ``"adjoint-steps"``: ``C - (Abar*)^M C`` with ``Abar* c = (I + alpha A*) G*^-1 c``
+  applied M times through the structured solver of the adjoint (``s4.solver``).
+  Exact in exact arithmetic and cheapest there; with balls the radii grow with M.
+* ``"structured-squaring"``: Abar column by column through the structured solver, then
+  ``log2 M`` squarings (``F.matmul``), then ``C - (Abar^M)* C``.
+* ``"dense-squaring"``: Abar by elimination on the dense ``G = I - alpha A``
+  (``s4.bilinear``; the field's ``"solve"`` primitive when it offers one), then the
+  same squarings.
+
+The two squaring methods share every stage but how Abar is solved for, so a check of one
+by the other is a check of that solve.  ``c_from_c_tilde`` inverts the relation: the C
+whose C~ is a given vector.
+"""
+from __future__ import annotations
+
+from ...arith import check_power_of_two
+from ..linalg import conj_transpose, solve
+from ..result import OK, Result, undecided
+from .dplr import DPLR, in_field, read_step
+from .solver import bilinear, structured_solver
+
+METHODS = ("adjoint-steps", "structured-squaring", "dense-squaring")
+
+
+def _abar(F, model: DPLR, step, method: str) -> Result:
+    """Abar as a dense matrix (rows) by the method's solve."""
+    if method == "structured-squaring":
+        res = bilinear(F, model, step)
+        return Result(OK, res.value[0]) if res.ok else res
+    fast = F.primitive("solve")
+    if fast is None:
+        res = bilinear(F, model, step, method="dense")
+        return Result(OK, res.value[0]) if res.ok else res
+    A = model.dense_A(F)
+    alpha = F.div(read_step(F, step), F.const(2))
+    N = model.N
+    one, zero = F.one(), F.zero()
+    G = [[F.sub(one if i == j else zero, F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
+    plus = [[F.add(one if i == j else zero, F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
+    X = fast(G, plus)
+    return Result(OK, X) if X is not None else undecided("G = I - (step/2) A not certified invertible")
+
+
+def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring") -> Result:
+    """``Abar^M`` (M a power of two) by ``log2 M`` squarings of Abar formed by ``method``
+    (``"structured-squaring"`` or ``"dense-squaring"``).  Statuses of forming Abar:
+    ``singular-bilinear-matrix``, ``undecided`` (``info["reason"]``)."""
+    check_power_of_two(M)
+    if method not in METHODS[1:]:
+        raise ValueError(f"abar_power: method must be one of {METHODS[1:]}, got {method!r}")
+    res = _abar(F, model, step, method)
+    if not res.ok:
+        return res
+    P = res.value
+    for _ in range(M.bit_length() - 1):
+        P = F.matmul(P, P)
+    return Result(OK, P)
+
+
+def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps") -> Result:
+    """``C~ = (I - Abar^M)* C`` of the model's C by ``method`` (see the module).
+    ``value``: the N entries of C~.  Statuses: ``singular-bilinear-matrix`` (G singular),
+    ``undecided`` (``info["reason"]``: a decision the field could not make)."""
+    check_power_of_two(M)
+    if method not in METHODS:
+        raise ValueError(f"c_tilde: method must be one of {METHODS}, got {method!r}")
+    if method == "adjoint-steps":
+        res, m, _ = structured_solver(F, model, step, adjoint=True)
+        if not res.ok:
+            return res
+        S = res.value
+        v = m.C
+        for _ in range(M):
+            v = S.apply_plus(S.solve(v))
+        return Result(OK, [F.sub(c, x) for c, x in zip(m.C, v)])
+    res = abar_power(F, model, step, M, method)
+    if not res.ok:
+        return res
+    C = in_field(F, model).C
+    return Result(OK, [F.sub(c, x) for c, x in zip(C, F.matvec(conj_transpose(F, res.value), C))])
+
+
+def c_from_c_tilde(F, model: DPLR, step, M: int, c_tilde: list,
+                   method: str = "structured-squaring") -> Result:
+    """The C with ``(I - Abar^M)* C = c_tilde``, solved by elimination; Abar^M by
+    ``abar_power(method)``.  Statuses: those of ``abar_power``, and ``singular`` /
+    ``undecided`` of the solve (``linalg.solve``)."""
+    res = abar_power(F, model, step, M, method)
+    if not res.ok:
+        return res
+    P, N = res.value, model.N
+    G = [[F.sub(F.one() if i == j else F.zero(), F.conj(P[j][i])) for j in range(N)] for i in range(N)]
+    return solve(F, G, [F.from_number(x) for x in c_tilde])

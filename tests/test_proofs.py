@@ -1,0 +1,234 @@
+"""The proofs stay honest: every test they name exists and is collected, every proof is in
+the index, and no proof depends on a file outside the repository.
+
+A proof names its checks as pytest node ids, in its "Checked by" section and elsewhere:
+
+* ``tests/<dir>/test_<x>.py::test_name`` (or ``::TestClass::test_name``, or with a
+  ``[parameter]`` suffix): a test function the test file defines;
+* ``tests/<dir>/test_<x>.py``: every test of that file;
+* ``<layer>/<module>.py::s4cert.<dotted module>[.<qualname>]``: a doctest, collected from
+  the s4cert package (see conftest.py at the repository root).
+
+The checks read the files (ast), so they are fast and never import the code under test.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROOFS = ROOT / "proofs"
+INDEX = PROOFS / "README.md"
+#: proofs/ files that are not proofs: the index, and the statements of the specification
+NOT_PROOFS = {"README.md", "spec.md"}
+#: source folder -> the s4cert package it installs as (pyproject.toml's package-dir)
+PACKAGE_DIRS = (
+    ("certs/_root", "s4cert"),
+    ("arith", "s4cert.arith"),
+    ("algorithms", "s4cert.algorithms"),
+    ("certs", "s4cert.certs"),
+)
+#: a pytest node id: a .py path, then any number of ``::part``
+NODE_ID = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.py)((?:::[\w.\[\]-]+)*)")
+#: a file name or path, as a proof would cite one
+FILE_REF = re.compile(
+    r"(?<![\w/.-])((?:\.\.?/|/)?(?:[\w-]+/)*[\w-]+\.(?:py|md|toml|json|txt|cfg|ini|ya?ml|npz|csv|ipynb))\b")
+#: folders that are not part of the project's sources
+IGNORED_DIRS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache"}
+
+
+def proof_files() -> list[Path]:
+    return sorted(p for p in PROOFS.glob("*.md") if p.name != "README.md")
+
+
+def section(text: str, title: str) -> str:
+    """The body of the ``## <title>`` section (up to the next ``## `` heading), or ''."""
+    match = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    return match.group(1) if match else ""
+
+
+def node_ids(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The node ids in ``text`` as (path, parts after the path)."""
+    found = []
+    for match in NODE_ID.finditer(text):
+        parts = tuple(p for p in match.group(2).rstrip(".").split("::") if p)
+        found.append((match.group(1), parts))
+    return found
+
+
+@lru_cache(maxsize=None)
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _decorator_names(node: ast.AST) -> set[str]:
+    names = set()
+    for dec in getattr(node, "decorator_list", []):
+        for sub in ast.walk(dec):
+            if isinstance(sub, ast.Attribute):
+                names.add(sub.attr)
+            elif isinstance(sub, ast.Name):
+                names.add(sub.id)
+    return names
+
+
+def _tests_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """Test functions and test classes defined at this level (last definition wins)."""
+    defs: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            defs[node.name] = node
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            defs[node.name] = node
+    return defs
+
+
+def check_test(path: str, parts: tuple[str, ...]) -> str | None:
+    """None if the node id names a test pytest collects and runs; else the problem."""
+    file = ROOT / path
+    if not file.is_file():
+        return "no such file"
+    if not file.name.startswith("test_"):
+        return "not a test file (pytest collects test_*.py)"
+    defs = _tests_in(parsed(file).body)
+    if not parts:
+        return None if defs else "the file defines no test"
+    node: ast.AST | None = None
+    for i, part in enumerate(parts):
+        name = part.split("[", 1)[0]  # a parametrized instance names its function
+        node = defs.get(name)
+        if node is None:
+            return f"no test {name!r}"
+        if isinstance(node, ast.ClassDef) and i + 1 < len(parts):
+            defs = _tests_in(node.body)
+    if isinstance(node, ast.ClassDef):
+        return f"{parts[-1]!r} is a class, not a test"
+    if _decorator_names(node) & {"skip", "skipif", "xfail"}:
+        return f"{parts[-1]!r} is skipped or expected to fail"
+    return None
+
+
+def package_module(path: str) -> str | None:
+    """The s4cert module a source file installs as, or None outside the layers."""
+    rel = Path(path)
+    for folder, dotted in PACKAGE_DIRS:
+        if rel.parts[:len(Path(folder).parts)] == Path(folder).parts:
+            rest = list(rel.with_suffix("").parts[len(Path(folder).parts):])
+            if rest and rest[-1] == "__init__":
+                rest.pop()
+            return ".".join([dotted, *rest])
+    return None
+
+
+def check_doctest(path: str, parts: tuple[str, ...]) -> str | None:
+    """None if the node id names a doctest that the root conftest collects; else the problem."""
+    file = ROOT / path
+    module = package_module(path)
+    if module is None or not file.is_file():
+        return "no such source file in the package"
+    if len(parts) != 1 or not (parts[0] == module or parts[0].startswith(module + ".")):
+        return f"a doctest of this file is named {module}[.<name>]"
+    node: ast.AST = parsed(file)
+    for name in parts[0][len(module):].split(".")[1:]:
+        body = getattr(node, "body", [])
+        found = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 and n.name == name]
+        if not found:
+            return f"no {name!r} in {module}"
+        node = found[-1]
+    doc = ast.get_docstring(node) or ""
+    return None if ">>>" in doc else "no doctest in that docstring"
+
+
+def check_node(path: str, parts: tuple[str, ...]) -> str | None:
+    if path.startswith("tests/"):
+        return check_test(path, parts)
+    if parts:
+        return check_doctest(path, parts)
+    return "a source file is not a test; name its doctests"
+
+
+@lru_cache(maxsize=None)
+def repository_names() -> frozenset[str]:
+    names = set()
+    for p in ROOT.rglob("*"):
+        if p.is_file() and not IGNORED_DIRS & set(p.relative_to(ROOT).parts):
+            names.add(p.name)
+    return frozenset(names)
+
+
+def check_file_ref(ref: str) -> str | None:
+    """None if ``ref`` is a file of the repository; else the problem."""
+    if ref.startswith("/") or ".." in Path(ref).parts or ref.startswith("./"):
+        return "outside the repository"
+    if "/" in ref:
+        return None if (ROOT / ref).is_file() or (PROOFS / ref).is_file() else "no such file here"
+    return None if ref in repository_names() else "no such file here"
+
+
+# -- the checks -----------------------------------------------------------------------
+
+
+def test_parser_reads_the_forms_the_proofs_use():
+    text = ("- tests/arith/test_ball.py::test_radius (x), tests/a/test_b.py::TestC::test_d[1-2].\n"
+            "- tests/arith/test_midrad.py (all)\n"
+            "- algorithms/models/lstm.py::s4cert.algorithms.models.lstm.lstm_forward (doctest)\n")
+    assert node_ids(text) == [
+        ("tests/arith/test_ball.py", ("test_radius",)),
+        ("tests/a/test_b.py", ("TestC", "test_d[1-2]")),
+        ("tests/arith/test_midrad.py", ()),
+        ("algorithms/models/lstm.py", ("s4cert.algorithms.models.lstm.lstm_forward",)),
+    ]
+    assert package_module("certs/_root/__init__.py") == "s4cert"
+    assert package_module("certs/io/__init__.py") == "s4cert.certs.io"
+    assert check_file_ref("../shared/design.md") == "outside the repository"
+    assert check_file_ref("theory.md") == "no such file here"
+    assert check_file_ref("proofs/spec.md") is None
+    assert check_test("tests/test_proofs.py", ("test_no_such_test",)) == "no test 'test_no_such_test'"
+    assert check_test("tests/test_proofs.py", ("test_parser_reads_the_forms_the_proofs_use",)) is None
+
+
+def test_the_proofs_name_many_tests():
+    # a parser that silently finds nothing would pass every check below
+    total = sum(len(node_ids(p.read_text(encoding="utf-8"))) for p in proof_files())
+    assert total > 200
+
+
+@pytest.mark.parametrize("proof", [p.name for p in proof_files() if p.name not in NOT_PROOFS])
+def test_each_proof_names_the_tests_that_check_it(proof):
+    checked = section((PROOFS / proof).read_text(encoding="utf-8"), "Checked by")
+    assert node_ids(checked), f"proofs/{proof} has no test under '## Checked by'"
+
+
+@pytest.mark.parametrize("proof", [p.name for p in proof_files()])
+def test_every_named_test_exists_and_is_collected(proof):
+    text = (PROOFS / proof).read_text(encoding="utf-8")
+    # anywhere in a proof, ``path::name`` names a check; a bare path names one (a whole
+    # test file) only under "Checked by", elsewhere it is a file reference (checked below)
+    named = [(path, parts) for path, parts in node_ids(text) if parts]
+    named += [(path, parts) for path, parts in node_ids(section(text, "Checked by")) if not parts]
+    problems = sorted({f"{path}{''.join('::' + p for p in parts)}: {problem}"
+                       for path, parts in named
+                       if (problem := check_node(path, parts)) is not None})
+    assert not problems, f"proofs/{proof} names checks that do not exist:\n" + "\n".join(problems)
+
+
+def test_every_proof_is_listed_in_the_index():
+    index = INDEX.read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(([^)#\s]+)\)", index))
+    missing = sorted(p.name for p in proof_files() if p.name not in linked)
+    dangling = sorted(link for link in linked if not (PROOFS / link).is_file())
+    assert not missing, f"proofs/README.md does not list {missing}"
+    assert not dangling, f"proofs/README.md links to missing files {dangling}"
+
+
+@pytest.mark.parametrize("proof", [p.name for p in sorted(PROOFS.glob("*.md"))])
+def test_no_proof_cites_a_file_outside_the_repository(proof):
+    text = (PROOFS / proof).read_text(encoding="utf-8")
+    problems = sorted({f"{ref}: {problem}" for ref in FILE_REF.findall(text)
+                       if (problem := check_file_ref(ref)) is not None})
+    assert not problems, f"proofs/{proof} cites files that are not in the repository:\n" + "\n".join(problems)

@@ -123,7 +123,7 @@ def constants_from_bounds(b: float, w: float, d: float, a_wt: dict, r: int, part
             s_f = max(s_f, _ratio_up(a_f, d))
     with ctx.workprec(128):
         kappa = (64 * r * arb(w) ** 2 * (arb(b) + 1) ** 2 * arb(s_f)).upper() if math.isfinite(s_f) else arb(math.inf)
-    return {"b": b, "w": w, "s": s_f, "d": d, "A_wt": {_key(k): v for k, v in a_wt.items()}, "kappa": float_upper(kappa),
+    return {"b": b, "w": w, "s": s_f, "d": d, "A_wt": {sum_key(k): v for k, v in a_wt.items()}, "kappa": float_upper(kappa),
             "partition": list(partition), "r": r}
 
 
@@ -139,7 +139,9 @@ def _ratio_up(a: float, d: float) -> float:
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
-def _key(key: tuple) -> str:
+def sum_key(key: tuple) -> str:
+    """The certificate's name of a Cauchy sum's weight key: ("C", "B") -> "S[Ct,B]",
+    (i, k) -> "S[Qi,Pk]"."""
     u, v = key
     left = "Ct" if u == "C" else f"Q{u}"
     right = "B" if v == "B" else f"P{v}"

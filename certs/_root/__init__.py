@@ -16,9 +16,11 @@ True
 from __future__ import annotations
 
 from .algorithms.s4.dplr import DPLR
-from .certs.audit.audit import audit_kernel_file, compare_with
+from .certs.audit.report import audit_kernel_file
+from .certs.compare import compare_with
 from .certs.errors import CertificationError
-from .certs.io.files import load_kernel, load_params, save_kernel
+from .certs.io.kernel_file import load_kernel, save_kernel
+from .certs.io.params import load_params
 from .certs.kernel import CertifiedKernel, certify_kernel
 
 __version__ = "0.1.0"

@@ -122,7 +122,7 @@ def test_pole_next_to_minus_one():
 
 def test_info_bounds_hold_against_the_ball_constants():
     """b, w (upper) and d (lower) of the float64 route bound the 320-bit ball values."""
-    from s4cert.certs.constants import _key, filter_constants
+    from s4cert.certs.constants import filter_constants, sum_key as _key
     m = dplr_float64("legs", 8)
     res = filter_kernel_midrad(m, 0.1, 64, c_tilde=m.C)
     ref = filter_kernel(REF, m, 0.1, 64, c_tilde=m.C, cauchy="direct", keep_blocks=True)

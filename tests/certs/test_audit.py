@@ -9,11 +9,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from s4cert.algorithms.s4.dplr import DPLR, kernel_by_powers
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.kernels import kernel_by_powers
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, ExactField, RoundedField, trace
-from s4cert.certs.audit.audit import audit_kernel_file, compare_with, constant_bounds
-from s4cert.certs.io.files import file_digest, save_kernel
+from s4cert.certs.audit.recertify import constant_bounds
+from s4cert.certs.audit.report import audit_kernel_file
+from s4cert.certs.compare import compare_with
+from s4cert.certs.io.kernel_file import file_digest, save_kernel
 from s4cert.certs.kernel import certify_kernel
 
 STEP = 0.5
@@ -302,7 +305,7 @@ def test_forged_a_priori_enclosures_fail(files_by_mode, tmp_path):
     """An a-priori file re-labelled as enclosures with wide disks and moved midpoints fails
     even with a recomputed digest: every disk must lie within eps."""
     def edit(doc):
-        from s4cert.certs.io.files import SOURCES
+        from s4cert.certs.io.kernel_file import SOURCES
         doc["kernel"]["source"] = SOURCES["a-priori enclosure"]
         doc["kernel"]["rad"] = ["1000000"] * len(doc["kernel"]["rad"])
         doc["kernel"]["re"] = ["5"] * len(doc["kernel"]["re"])

@@ -11,12 +11,13 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4.dplr import DPLR, c_tilde as exact_c_tilde
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.c_tilde import c_tilde as exact_c_tilde
 from s4cert.algorithms.linalg import lu, lu_solve
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, ExactField, Truth
 from s4cert.certs import routing
-from s4cert.certs.constants import _key, _ratio_up, separation
+from s4cert.certs.constants import _ratio_up, separation, sum_key as _key
 from s4cert.certs.exact_mode import exact_field_for
 from s4cert.certs.kernel import certify_kernel
 from tests.helpers import q, nonnegative

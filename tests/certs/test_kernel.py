@@ -264,7 +264,7 @@ def test_float64_route_is_taken_and_audited(tmp_path):
     """Ball mode tries the float64 disks first: taken when max rad <= eps (exactly), the
     certificate says so, the file round-trips and an independent audit passes."""
     from s4cert.algorithms.models.hippo_float64 import dplr_float64
-    from s4cert.certs.audit.audit import audit_kernel_file
+    from s4cert.certs.audit.report import audit_kernel_file
     from s4cert.certs.io.kernel_file import load_kernel, save_kernel
     m = dplr_float64("legs", 8)
     ck = certify_kernel(m, 0.05, 40, 1e-10, c_tilde=m.C)

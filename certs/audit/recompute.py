@@ -1,0 +1,152 @@
+"""The audit's kernel check: the kernel recomputed by a route other than the
+certifier's, and every stored disk tested for containing it."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from flint import acb, acb_mat, ctx
+
+from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.dplr import DPLR
+from ...algorithms.s4.kernels import kernel_by_powers
+from ...algorithms.s4.solver import bilinear
+from ...algorithms.linalg import matmul, solve
+from ...algorithms.result import undecided
+from ...algorithms.s4.filter import filter_kernel
+from ...arith import BallField, ExactField
+
+from .. import routing
+from ..io.kernel_file import KernelFile
+from ..io.numbers import exact_arb
+
+#: the dense route (powers of Abar) is used when its cost N^2 L (+ N^3 log2 M with a
+#: supplied C~) is at most this; above it, the filter with direct Cauchy sums
+POWERS_LIMIT = 2_000_000
+#: how many times the kernel check doubles its precision when containment is undecided
+RETRIES = 2
+
+
+def powers_cost(N: int, L: int, c_tilde_supplied: bool) -> int:
+    M = next_power_of_two(L)
+    return N * N * L + (N ** 3 * max(1, M.bit_length() - 1) if c_tilde_supplied else 0)
+
+
+def kernel_by_powers_from(F, model: DPLR, step: Any, L: int, c_tilde: list | None):
+    """K_j = C* Abar^j Bbar by dense powers; with a supplied C~ the output vector is
+    C = (I - Abar^M)^-* C~ (solved), which makes the filter's kernel of C~ the kernel of C."""
+    if c_tilde is None:
+        return kernel_by_powers(F, model, step, L)
+    res = bilinear(F, model, step)
+    if not res.ok:
+        return res
+    Abar = res.value[0]
+    N, M = model.N, next_power_of_two(L)
+    P = Abar
+    for _ in range(M.bit_length() - 1):
+        P = matmul(F, P, P)
+    G = [[F.sub(F.one() if i == j else F.zero(), F.conj(P[j][i])) for j in range(N)] for i in range(N)]
+    sol = solve(F, G, [F.from_number(x) for x in c_tilde])
+    if not sol.ok:
+        return sol
+    return kernel_by_powers(F, DPLR(model.Lambda, model.P, model.B, sol.value, Q=model.Q), step, L)
+
+
+def file_partition(kf: KernelFile) -> list[int] | None:
+    """The exact index partition when the inputs are exact, else None (decided by balls)."""
+    if routing.exact_inputs(kf.model, kf.step, kf.c_tilde):
+        return routing.exact_partition(kf.model, kf.step)
+    return None
+
+
+def file_c_tilde(F: BallField, kf: KernelFile):
+    """C~ as supplied, or C - (Abar^M)* C with Abar formed column by column through the
+    structured bilinear solver (the certifier solves with the dense G instead) and Abar^M
+    by log2 M squarings.  (Applying the adjoint step M times, as ``algorithms.dplr.c_tilde``
+    does, is exact in exact arithmetic but widens balls geometrically with M.)"""
+    if kf.c_tilde is not None:
+        return kf.c_tilde, ""
+    res = bilinear(F, kf.model, kf.step)
+    if not res.ok:
+        return None, f"forming Abar for C~ returned {res.status}"
+    N, M = kf.N, next_power_of_two(kf.L)
+    with ctx.workprec(F.prec):
+        P = acb_mat(res.value[0])
+        for _ in range(M.bit_length() - 1):
+            P = P * P
+        C = acb_mat([[F.from_number(c)] for c in kf.model.C])
+        out = C - P.conjugate().transpose() * C
+        return [out[i, 0] for i in range(N)], ""
+
+
+def recompute_kernel(kf: KernelFile, prec: int, powers_limit: int = POWERS_LIMIT) -> tuple[str, Any]:
+    """(route, Result) of the kernel recomputed in BallField(prec) by a route other than
+    the certifier's."""
+    F = BallField(prec)
+    if powers_cost(kf.N, kf.L, kf.c_tilde is not None) <= powers_limit:
+        return "dense powers of Abar", kernel_by_powers_from(F, kf.model, kf.step, kf.L, kf.c_tilde)
+    ct, why = file_c_tilde(F, kf)
+    if ct is None:
+        return "filter, direct Cauchy sums", undecided(why)
+    return "filter, direct Cauchy sums", filter_kernel(F, kf.model, kf.step, kf.L, c_tilde=ct, cauchy="direct",
+                                                       exceptional=file_partition(kf))
+
+
+def _contains(rec: acb, m: tuple[Fraction, Fraction], r: Fraction, prec: int) -> str:
+    """'in' if the disk (m, r) certainly contains the ball rec, 'out' if certainly
+    disjoint from it, '?' otherwise."""
+    with ctx.workprec(prec):
+        if not rec.is_finite():
+            return "?"
+        c = acb(exact_arb(m[0], prec=prec), exact_arb(m[1], prec=prec))
+        dist = abs(rec - c)
+        rb = exact_arb(r, prec=prec)
+        if dist <= rb:
+            return "in"
+        if dist > rb:
+            return "out"
+        return "?"
+
+
+def _check_kernel_exact(kf: KernelFile, powers_limit: int) -> tuple[bool, str]:
+    if powers_cost(kf.N, kf.L, kf.c_tilde is not None) > powers_limit:
+        return False, (f"exact values are re-verified exactly only up to cost {powers_limit} "
+                       "(N^2 L); raise powers_limit")
+    E = ExactField(4)
+    res = kernel_by_powers_from(E, kf.model, kf.step, kf.L, kf.c_tilde)
+    if not res.ok:
+        return False, f"exact recomputation returned {res.status}"
+    for j, (k, (a, b), r) in enumerate(zip(res.value, kf.mid, kf.rad)):
+        re, im = E.to_fractions(k)
+        if (re - a) ** 2 + (im - b) ** 2 > r * r:
+            return False, f"K[{j}] recomputed exactly lies outside the stored disk"
+    return True, f"all {kf.L} entries recomputed exactly (dense powers of Abar) lie in the stored disks"
+
+
+def check_kernel(kf: KernelFile, prec: int, powers_limit: int = POWERS_LIMIT,
+                 direct_run: Any = None) -> tuple[bool, str]:
+    """Every stored disk contains the independently recomputed kernel.  ``direct_run``
+    may hold the kernel already computed at ``prec`` by the direct-Cauchy filter (the
+    constants' run), used when that is the route."""
+    if kf.mode == "exact":
+        return _check_kernel_exact(kf, powers_limit)
+    p = prec
+    for attempt in range(RETRIES + 1):
+        if attempt == 0 and direct_run is not None and powers_cost(kf.N, kf.L, kf.c_tilde is not None) > powers_limit:
+            route, res = "filter, direct Cauchy sums", direct_run
+        else:
+            route, res = recompute_kernel(kf, p, powers_limit)
+        if res.ok:
+            verdicts = [_contains(k, m, r, p + 64) for k, m, r in zip(res.value, kf.mid, kf.rad)]
+            if "out" in verdicts:
+                j = verdicts.index("out")
+                return False, f"K[{j}] is certainly outside its stored disk ({route}, {p} bits)"
+            if "?" not in verdicts:
+                return True, f"all {kf.L} stored disks contain the kernel recomputed by {route} at {p} bits"
+            why = f"K[{verdicts.index('?')}] not decided"
+        elif res.status != "undecided":
+            return False, f"recomputation ({route}) returned {res.status}"
+        else:
+            why = f"recomputation undecided ({res.info.get('reason', '')})"
+        p *= 2
+    return False, f"{why} up to {p // 2} bits: the recomputed enclosure is too wide to confirm the file"

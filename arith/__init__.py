@@ -6,7 +6,7 @@
 <Truth.TRUE: 'true'>
 """
 from .ball import BallField
-from .base import Field, check_power_of_two, is_power_of_two
+from .base import Field, Unsupported, check_power_of_two, is_power_of_two
 from .convert import exact_parts
 from .counting import Counting
 from .exact import ExactField
@@ -17,5 +17,5 @@ from .truth import Truth
 
 __all__ = [
     "BallField", "Circuit", "Counting", "ExactField", "Field", "Float64Field", "RoundedField",
-    "Tracing", "Truth", "check_power_of_two", "exact_parts", "is_power_of_two", "trace",
+    "Tracing", "Truth", "Unsupported", "check_power_of_two", "exact_parts", "is_power_of_two", "trace",
 ]

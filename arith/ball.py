@@ -5,7 +5,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable
 
-from flint import acb, acb_poly, arb, ctx, fmpq
+from flint import acb, acb_mat, acb_poly, arb, ctx, fmpq
 
 from .base import Field, check_power_of_two
 from .convert import exact_parts
@@ -29,7 +29,11 @@ class BallField(Field):
     >>> x = F.div(F.one(), F.from_number(3))
     >>> F.is_zero(F.sub(F.mul(x, F.from_number(3)), F.one()))
     <Truth.UNKNOWN: 'unknown'>
+    >>> F.abs_upper(F.add_error(F.zero(), 0.5)) >= 0.5
+    True
     """
+
+    encloses = True
 
     def __init__(self, prec: int = 128):
         if not isinstance(prec, int) or prec < 2:
@@ -115,6 +119,59 @@ class BallField(Field):
         with ctx.workprec(64):
             return float_upper(arb(a.real.rad()) + arb(a.imag.rad()))
 
+    # -- functions ---------------------------------------------------------
+    def _element(self, x: Any) -> acb:
+        return x if isinstance(x, acb) else self.from_number(x)
+
+    def sqrt(self, x) -> acb:
+        """The principal square root (branch cut on the negative real axis, continuous
+        from above as in arb): the result contains the principal root of every point of
+        x, so a ball straddling the cut gets one enclosure of both sides (a wide ball);
+        a real nonnegative x has a real root."""
+        return self._at(acb.sqrt, self._element(x))
+
+    def exp(self, x) -> acb:
+        return self._at(acb.exp, self._element(x))
+
+    # -- enclosure operations ---------------------------------------------
+    def enclose(self, x, prec: int | None = None) -> acb:
+        """The element itself: it is already a ball (at this field's precision)."""
+        return x
+
+    def add_error(self, x, e) -> acb:
+        """x with both parts' radii enlarged by a certain upper bound of e: the box
+        contains the disk of radius e about every point of x."""
+        r = error_upper(e)
+        with ctx.workprec(self.prec):
+            err = arb(0, r)
+            return acb(x.real + err, x.imag + err)
+
+    def abs_upper(self, x) -> float:
+        return abs_upper(x)
+
+    def abs_lower(self, x) -> float:
+        return abs_lower(x)
+
+    # -- vector and matrix kernels (acb_mat: one rigorous dot product per entry)
+    def dot(self, xs, ys) -> acb:
+        if len(xs) != len(ys):
+            raise ValueError(f"dot: lengths {len(xs)} and {len(ys)} differ")
+        if not xs:
+            return acb(0)
+        return self.matmul([list(xs)], [[y] for y in ys])[0][0]
+
+    def matvec(self, A, x) -> list:
+        if not A:
+            return []
+        return [row[0] for row in self.matmul(A, [[v] for v in x])]
+
+    def matmul(self, A, B) -> list[list]:
+        if A and len(A[0]) != len(B):
+            raise ValueError(f"matmul: {len(A[0])} columns against {len(B)} rows")
+        if not A or not B or not B[0]:
+            return super().matmul(A, B)
+        return self._at(lambda: (acb_mat(A) * acb_mat(B)).tolist())
+
     def primitive(self, name: str):
         if name == "dft":
             return lambda a, inverse=False: self._at(lambda: list(acb.dft(list(a), inverse=inverse)))
@@ -143,6 +200,43 @@ def float_lower(x: arb) -> float:
     while not (arb(f) <= lo):
         f = math.nextafter(f, -math.inf)
     return f
+
+
+def error_upper(e: Any) -> float:
+    """A float certainly >= the error bound e >= 0 (int, float, Fraction, fmpq or arb)."""
+    if isinstance(e, float):
+        if math.isnan(e) or e < 0:
+            raise ValueError(f"an error bound must be a number >= 0, got {e!r}")
+        return e
+    if isinstance(e, arb):
+        b = e
+    else:
+        q, im = exact_parts(e, "error bound")
+        if q < 0 or im != 0:
+            raise ValueError(f"an error bound must be a number >= 0, got {e!r}")
+        b = None
+    with ctx.workprec(64):
+        if b is None:
+            b = _arb_exact(q)
+        if b < 0:
+            raise ValueError(f"an error bound must be a number >= 0, got {e!r}")
+        return float_upper(b)
+
+
+def abs_upper(z: acb) -> float:
+    """A float certainly >= |p| for every point p of the ball z (math.inf if unbounded)."""
+    if not z.is_finite():
+        return math.inf
+    with ctx.workprec(64):
+        return float_upper(abs(z))
+
+
+def abs_lower(z: acb) -> float:
+    """A float certainly <= |p| for every point p of the ball z (0.0 if none better)."""
+    if not z.is_finite():
+        return 0.0
+    with ctx.workprec(64):
+        return max(0.0, float_lower(abs(z)))
 
 
 def _poly_coeffs(p: acb_poly, n: int) -> list:

@@ -2,17 +2,29 @@
 
 A field is a context object: it carries the arithmetic (precision included) and
 makes and combines plain elements.  Algorithms take the field as first argument
-and never look inside an element.  Every field implements the scalar operations
-below; a field may also *supply* faster vector primitives (``"dft"``,
-``"polymul"``) which generic procedures use when present.
+and never look inside an element, nor at the field's class: what a field can do
+is read from its flags and its methods, after FLINT's ``gr`` method tables.
+
+* flags: ``exact`` (results exact, zero tests never ``UNKNOWN``), ``encloses``
+  (elements are enclosures containing the true value), ``prec`` (bits, or None);
+* enclosure operations: ``enclose``, ``add_error``, ``abs_upper``, ``abs_lower``;
+* vector and matrix kernels with classical defaults: ``dot``, ``matmul``,
+  ``matvec``; optional fast primitives ``primitive("dft")``, ``primitive("polymul")``;
+* optional functions ``sqrt`` and ``exp``.
+
+An operation a field cannot perform raises :class:`Unsupported` (a ``ValueError``).
 """
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .convert import as_entries, as_rows
 from .truth import Truth
+
+
+class Unsupported(ValueError):
+    """The field cannot perform this operation (FLINT's ``GR_UNABLE`` for a capability)."""
 
 
 def is_power_of_two(M: int) -> bool:
@@ -31,6 +43,10 @@ class Field:
     name = "field"
     #: True when zero tests are exact (never ``UNKNOWN``) and results are exact.
     exact = False
+    #: True when every element is an enclosure of the true value of what it stands for.
+    encloses = False
+    #: working precision in bits, or None when the field has none
+    prec: int | None = None
 
     # -- making elements -------------------------------------------------
     def from_number(self, x: Any) -> Any:
@@ -78,6 +94,61 @@ class Field:
 
     def is_zero(self, a: Any) -> Truth:
         raise NotImplementedError
+
+    # -- optional functions ------------------------------------------------
+    def sqrt(self, x: Any) -> Any:
+        """The principal square root of an element, or of a number (read exactly, a
+        supplied constant).  Unsupported unless the field supplies it."""
+        raise Unsupported(f"{self!r} supplies no square root")
+
+    def exp(self, x: Any) -> Any:
+        """exp of an element, or of a number (read exactly, a supplied constant).
+        Unsupported unless the field supplies it."""
+        raise Unsupported(f"{self!r} supplies no exponential")
+
+    # -- enclosure operations --------------------------------------------
+    def enclose(self, x: Any, prec: int | None = None) -> Any:
+        """An ``acb`` ball containing the value of x (at ``prec`` bits, default the
+        field's).  Unsupported where elements are not enclosures of their values."""
+        raise Unsupported(f"{self!r} cannot enclose its elements in balls")
+
+    def add_error(self, x: Any, e: float | int | Fraction) -> Any:
+        """x enlarged by an absolute error: the result contains every z with
+        |z - p| <= e for a point p of x.  ``e`` is an exact number >= 0 (float or
+        Fraction), an upper bound of the error.  Unsupported where elements cannot
+        carry an error."""
+        raise Unsupported(f"{self!r} cannot carry an error bound")
+
+    def abs_upper(self, x: Any) -> float:
+        """A float certainly >= |p| for every point p of x (math.inf if unbounded)."""
+        raise Unsupported(f"{self!r} cannot bound the modulus of its elements")
+
+    def abs_lower(self, x: Any) -> float:
+        """A float certainly <= |p| for every point p of x (0.0 when undecided)."""
+        raise Unsupported(f"{self!r} cannot bound the modulus of its elements")
+
+    # -- vector and matrix kernels (classical defaults on the field's own ops)
+    def dot(self, xs: Sequence, ys: Sequence) -> Any:
+        """sum_i xs[i]*ys[i], in index order (zero for empty vectors)."""
+        if len(xs) != len(ys):
+            raise ValueError(f"dot: lengths {len(xs)} and {len(ys)} differ")
+        if not xs:
+            return self.zero()
+        acc = self.mul(xs[0], ys[0])
+        for x, y in zip(xs[1:], ys[1:]):
+            acc = self.add(acc, self.mul(x, y))
+        return acc
+
+    def matvec(self, A: Sequence[Sequence], x: Sequence) -> list:
+        """A x, A given as a list of rows."""
+        return [self.dot(row, x) for row in A]
+
+    def matmul(self, A: Sequence[Sequence], B: Sequence[Sequence]) -> list[list]:
+        """A B, both given as lists of rows."""
+        if A and len(A[0]) != len(B):
+            raise ValueError(f"matmul: {len(A[0])} columns against {len(B)} rows")
+        cols = [list(c) for c in zip(*B)] if B else []
+        return [[self.dot(row, c) for c in cols] for row in A]
 
     # -- reading elements out -------------------------------------------
     def to_complex(self, a: Any) -> complex:

@@ -5,8 +5,12 @@ It counts operations by kind, operand reads and result writes, and the number of
 scalar words alive at once: a word is born when an operation, conversion or
 constant produces it and dies when the algorithm drops its last reference (CPython
 frees objects at that moment), so ``peak_words`` is measured, not estimated.
-It never offers the base field's fast primitives, so generic procedures run (and
-are counted) in full.
+It never offers the base field's fast primitives and runs the classical ``dot``,
+``matvec`` and ``matmul`` on its own operations, so generic procedures run (and are
+counted) in full.  Flags, ``sqrt``/``exp`` and the enclosure operations pass through
+to the base field: ``sqrt``/``exp`` of an element and ``add_error`` are counted as
+their own kinds; of a number (a supplied constant) they are not counted, like
+``const``; the bounds ``abs_upper``/``abs_lower`` and ``enclose`` read a word out.
 """
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ from typing import Any
 from .base import Field
 from .truth import Truth
 
-KINDS = ("add", "mul", "div", "zero_test", "conj")
+KINDS = ("add", "mul", "div", "zero_test", "conj", "sqrt", "exp", "add_error")
+#: kinds a rational procedure never uses: reported by summary() only when they occur
+_EXTRA = ("sqrt", "exp", "add_error")
 
 
 class _Word:
@@ -38,7 +44,8 @@ class _Word:
 
 class Counting(Field):
     """Counts additions (subtractions and negations included), multiplications,
-    divisions, zero tests and conjugations in ``.counts``; ``word_reads``,
+    divisions, zero tests, conjugations, square roots, exponentials and error
+    enlargements in ``.counts``; ``word_reads``,
     ``word_writes``; ``live_words`` now and ``peak_words`` since the last reset.
 
     >>> from s4cert.arith import Float64Field
@@ -51,6 +58,8 @@ class Counting(Field):
     def __init__(self, base: Field):
         self.base = base
         self.exact = base.exact
+        self.encloses = base.encloses
+        self.prec = base.prec
         self.name = f"counting({base.name})"
         self.live_words = 0
         self.reset()
@@ -66,7 +75,8 @@ class Counting(Field):
         self.peak_words = self.live_words
 
     def summary(self) -> dict:
-        return {**self.counts, "ops": sum(self.counts.values()), "word_reads": self.word_reads,
+        counts = {k: n for k, n in self.counts.items() if n or k not in _EXTRA}
+        return {**counts, "ops": sum(self.counts.values()), "word_reads": self.word_reads,
                 "word_writes": self.word_writes, "peak_words": self.peak_words}
 
     def unwrap(self, a: _Word) -> Any:
@@ -110,6 +120,28 @@ class Counting(Field):
         self.counts["zero_test"] += 1
         self.word_reads += 1
         return self.base.is_zero(a.v)
+
+    def sqrt(self, x):
+        if isinstance(x, _Word):
+            return self._op("sqrt", 1, self.base.sqrt(x.v))
+        return _Word(self.base.sqrt(x), self)
+
+    def exp(self, x):
+        if isinstance(x, _Word):
+            return self._op("exp", 1, self.base.exp(x.v))
+        return _Word(self.base.exp(x), self)
+
+    def add_error(self, x, e):
+        return self._op("add_error", 1, self.base.add_error(x.v, e))
+
+    def enclose(self, x, prec: int | None = None):
+        return self.base.enclose(x.v, prec)
+
+    def abs_upper(self, x) -> float:
+        return self.base.abs_upper(x.v)
+
+    def abs_lower(self, x) -> float:
+        return self.base.abs_lower(x.v)
 
     def to_complex(self, a) -> complex:
         return self.base.to_complex(a.v)

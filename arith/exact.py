@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from math import isqrt
 from typing import Any
 
 from flint import acb, arb, ctx, fmpq, fmpq_poly
 
-from .base import Field, is_power_of_two
+from .ball import abs_lower, abs_upper
+from .base import Field, Unsupported, is_power_of_two
 from .convert import exact_parts
 from .truth import Truth
 
@@ -29,6 +31,7 @@ class ExactField(Field):
     """
 
     exact = True
+    encloses = True  # an exact element is its own (zero-width) enclosure
 
     def __init__(self, order: int = 4):
         if not is_power_of_two(order) or order < 4:
@@ -108,6 +111,56 @@ class ExactField(Field):
 
     def is_zero(self, a) -> Truth:
         return Truth.TRUE if a.is_zero() else Truth.FALSE
+
+    # -- functions -----------------------------------------------------------
+    def sqrt(self, x) -> fmpq_poly:
+        """sqrt of a nonnegative rational that is the square of a rational (an element
+        or a number); anything else is Unsupported (it is irrational or not real)."""
+        q = self._rational(x)
+        if q is not None and q >= 0:
+            a, b = isqrt(q.numerator), isqrt(q.denominator)
+            if a * a == q.numerator and b * b == q.denominator:
+                return self.from_number(Fraction(a, b))
+        raise Unsupported(f"sqrt({x!r}) is irrational or not a nonnegative rational; "
+                          f"{self!r} holds only rational square roots")
+
+    def exp(self, x) -> fmpq_poly:
+        """Only exp(0) = 1 lies in the field; anything else is Unsupported."""
+        q = self._rational(x)
+        if q == 0:
+            return self.one()
+        raise Unsupported(f"exp({x!r}) is transcendental; {self!r} cannot hold it")
+
+    def _rational(self, x) -> Fraction | None:
+        """The value of x as a real rational, or None when it is not one."""
+        if not isinstance(x, fmpq_poly):
+            re, im = exact_parts(x, "argument")
+            return re if im == 0 else None
+        c = self._reduce(x).coeffs()
+        if len(c) > 1 and any(v != 0 for v in c[1:]):
+            return None
+        v = c[0] if c else fmpq(0)
+        return Fraction(int(v.p), int(v.q))
+
+    # -- enclosure operations -------------------------------------------------
+    def enclose(self, x, prec: int | None = None) -> acb:
+        """A ball containing x at ``prec`` bits (default 128)."""
+        return self.to_acb(x, 128 if prec is None else prec)
+
+    def abs_upper(self, x) -> float:
+        return abs_upper(self.to_acb(x, 64))
+
+    def abs_lower(self, x) -> float:
+        """Certain and positive for a nonzero x (the enclosure is refined until it
+        excludes zero)."""
+        if x.is_zero():
+            return 0.0
+        prec = 64
+        while True:
+            low = abs_lower(self.to_acb(x, prec))
+            if low > 0.0 or prec > 1 << 16:
+                return low
+            prec *= 4
 
     # -- reading out -------------------------------------------------------
     def to_acb(self, a, prec: int = 128) -> acb:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from flint import acb, arb
 
+from .ball import abs_lower, abs_upper
 from .base import Field, check_power_of_two
 from .convert import exact_parts
 from .truth import Truth
@@ -61,6 +62,20 @@ class Float64Field(Field):
 
     def to_complex(self, a) -> complex:
         return complex(a)
+
+    def sqrt(self, x) -> complex:
+        """cmath's principal square root of the element (a number is read first)."""
+        return cmath.sqrt(self.from_number(x))
+
+    def exp(self, x) -> complex:
+        return cmath.exp(self.from_number(x))
+
+    # the modulus of the computed point itself, bounded exactly (nothing is enclosed)
+    def abs_upper(self, x) -> float:
+        return abs_upper(acb(x.real, x.imag))
+
+    def abs_lower(self, x) -> float:
+        return abs_lower(acb(x.real, x.imag))
 
     def primitive(self, name: str):
         if name == "dft":

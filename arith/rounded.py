@@ -18,12 +18,13 @@ length of the integers (k + log2 of the largest modulus bits), hence the cost.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import gcd as _gcd
+from math import gcd as _gcd, isqrt
 from typing import Any
 
 from flint import acb, arb, ctx, fmpq, fmpz
 
-from .base import Field, check_power_of_two
+from .ball import abs_lower, abs_upper
+from .base import Field, Unsupported, check_power_of_two
 from .convert import exact_parts
 from .truth import Truth
 
@@ -136,6 +137,32 @@ class RoundedField(Field):
 
     def is_zero(self, a) -> Truth:
         return Truth.TRUE if a.x == 0 and a.y == 0 else Truth.FALSE
+
+    def sqrt(self, x) -> Fixed:
+        """sqrt(q) of a rational q >= 0 (an element, or a number read exactly: a supplied
+        constant), with absolute error below u: a rational root is rounded as an input;
+        otherwise a = floor(sqrt(q) 2^m), m = k + 2, is within 2^-(k+2) of sqrt(q), and
+        rounding a 2^-m to the 2^-k grid adds at most 2^-(k+1).  Complex or negative
+        arguments are Unsupported."""
+        re, im = self.to_fractions(x) if isinstance(x, Fixed) else exact_parts(x, "sqrt argument")
+        if im != 0 or re < 0:
+            raise Unsupported(f"{self!r} takes square roots of rationals >= 0 only, got {x!r}")
+        a, b = isqrt(re.numerator), isqrt(re.denominator)
+        if a * a == re.numerator and b * b == re.denominator:
+            return self.from_number(Fraction(a, b))
+        m = self.k + 2
+        return self.from_number(Fraction(isqrt((re.numerator << (2 * m)) // re.denominator), 1 << m))
+
+    # the modulus of the element's exact (rational) value, bounded with certainty
+    def abs_upper(self, a) -> float:
+        return abs_upper(self._ball(a))
+
+    def abs_lower(self, a) -> float:
+        return abs_lower(self._ball(a))
+
+    def _ball(self, a) -> acb:
+        with ctx.workprec(64):
+            return acb(arb(fmpz(a.x)) * arb(2) ** (-self.k), arb(fmpz(a.y)) * arb(2) ** (-self.k))
 
     def to_fractions(self, a) -> tuple[Fraction, Fraction]:
         """The exact value of an element."""

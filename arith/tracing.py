@@ -6,6 +6,15 @@ instruction that made it.  The result is a :class:`Circuit`: inputs (every
 ``from_number``), supplied constants (rational literals and roots of unity), gates,
 the zero tests taken with their outcomes, and outputs.  ``circuit.evaluate(G)``
 replays the same instructions in any field ``G``.
+
+Beyond the rational gates, three kinds of step are recorded so that a replay
+repeats them: ``sqrt``/``exp`` of a number (``("sqrt_const", q)``, ``("exp_const",
+q)``) are supplied constants, like roots of unity; ``sqrt``/``exp`` of a node
+(``("sqrt", a)``, ``("exp", a)``) and ``add_error`` (``("add_error", a, e)``, the bound
+e kept as given) are steps of their own kinds.  None of them is an arithmetic gate
+(``Circuit.gates`` counts the rational gates only); a replay in a field that cannot
+perform one raises :class:`~.base.Unsupported`.  ``abs_upper``, ``abs_lower`` and
+``enclose`` read a value out of the base field and record nothing.
 """
 from __future__ import annotations
 
@@ -17,6 +26,10 @@ from .base import Field
 from .truth import Truth
 
 GATES = ("add", "sub", "neg", "mul", "div", "conj")
+#: supplied constants beyond rational literals and roots of unity: (kind, number)
+CONST_FUNCTIONS = {"sqrt_const": "sqrt", "exp_const": "exp"}
+#: non-rational steps on one node: (kind, node)
+FUNCTIONS = ("sqrt", "exp")
 
 
 class _Node:
@@ -33,8 +46,9 @@ class _Node:
 @dataclass
 class Circuit:
     """A straight-line program.  ``instructions[i]`` makes node ``i``:
-    ``("input", j)``, ``("const", Fraction)``, ``("root", M, k)`` or
-    ``(gate, a[, b])`` with ``gate`` in ``GATES``.  ``decisions`` lists the zero tests
+    ``("input", j)``, ``("const", Fraction)``, ``("root", M, k)``,
+    ``(gate, a[, b])`` with ``gate`` in ``GATES``, ``("sqrt_const", q)``,
+    ``("exp_const", q)``, ``("sqrt", a)``, ``("exp", a)`` or ``("add_error", a, e)``.  ``decisions`` lists the zero tests
     taken as ``(node, outcome)`` in order; ``outputs`` are node indices."""
 
     instructions: list[tuple] = dc_field(default_factory=list)
@@ -71,6 +85,12 @@ class Circuit:
                 vals.append(F.const(ins[1]))
             elif kind == "root":
                 vals.append(F.root_of_unity(ins[1], ins[2]))
+            elif kind in CONST_FUNCTIONS:
+                vals.append(getattr(F, CONST_FUNCTIONS[kind])(ins[1]))
+            elif kind in FUNCTIONS:
+                vals.append(getattr(F, kind)(vals[ins[1]]))
+            elif kind == "add_error":
+                vals.append(F.add_error(vals[ins[1]], ins[2]))
             elif len(ins) == 2:
                 vals.append(ops[kind](vals[ins[1]]))
             else:
@@ -102,6 +122,8 @@ class Tracing(Field):
     def __init__(self, base: Field):
         self.base = base
         self.exact = base.exact
+        self.encloses = base.encloses
+        self.prec = base.prec
         self.name = f"tracing({base.name})"
         self.circuit = Circuit()
 
@@ -145,6 +167,28 @@ class Tracing(Field):
         t = self.base.is_zero(a.v)
         self.circuit.decisions.append((a.i, t))
         return t
+
+    def sqrt(self, x):
+        if isinstance(x, _Node):
+            return self._new(("sqrt", x.i), self.base.sqrt(x.v))
+        return self._new(("sqrt_const", x), self.base.sqrt(x))
+
+    def exp(self, x):
+        if isinstance(x, _Node):
+            return self._new(("exp", x.i), self.base.exp(x.v))
+        return self._new(("exp_const", x), self.base.exp(x))
+
+    def add_error(self, x, e):
+        return self._new(("add_error", x.i, e), self.base.add_error(x.v, e))
+
+    def enclose(self, x, prec: int | None = None):
+        return self.base.enclose(x.v, prec)
+
+    def abs_upper(self, x) -> float:
+        return self.base.abs_upper(x.v)
+
+    def abs_lower(self, x) -> float:
+        return self.base.abs_lower(x.v)
 
     def to_complex(self, a) -> complex:
         return self.base.to_complex(a.v)

@@ -21,10 +21,8 @@ from math import isqrt
 from typing import Any
 
 import numpy as np
-from flint import acb, arb, ctx, fmpq
 
-from ...arith import (BallField, Counting, ExactField, Float64Field, RoundedField, Tracing,
-                   exact_parts)
+from ...arith import BallField, ExactField, exact_parts
 
 from ..s4.dplr import as_vector
 from ..s4.kernels import dense_kernel
@@ -64,23 +62,7 @@ def field_sqrt(F, q: Any):
     exact = _exact_rational_sqrt(re)
     if exact is not None:
         return F.from_number(exact)
-    if isinstance(F, (Counting, Tracing)):
-        return F.from_number(field_sqrt(F.base, re))
-    if isinstance(F, BallField):
-        with ctx.workprec(F.prec):
-            return acb(arb(fmpq(re.numerator, re.denominator)).sqrt())
-    if isinstance(F, Float64Field):
-        return complex(math.sqrt(re))
-    if isinstance(F, RoundedField):
-        # a = floor(sqrt(q) 2^m), m = k + 2: error < 2^-(k+2); rounding to the 2^-k grid
-        # adds at most 2^-(k+1); the total stays below u = 2^-k
-        m = F.k + 2
-        a = isqrt((re.numerator << (2 * m)) // re.denominator)
-        return F.from_number(Fraction(a, 1 << m))
-    if isinstance(F, ExactField):
-        raise ValueError(f"sqrt({re}) is irrational and {F!r} cannot hold it exactly; "
-                         "use BallField (or Float64Field) for this HiPPO matrix")
-    raise ValueError(f"no square root is available in {F!r}")
+    return F.sqrt(re)
 
 
 # -- input checks ------------------------------------------------------------------

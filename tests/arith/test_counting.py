@@ -3,12 +3,15 @@ import gc
 from s4cert.algorithms.dft import dft, idft, next_power_of_two, polymul
 from s4cert.arith import Counting, ExactField, Float64Field
 
+#: the kinds a rational procedure never uses
+NO_EXTRA = {"sqrt": 0, "exp": 0, "add_error": 0}
+
 
 def test_counts_each_kind():
     C = Counting(Float64Field())
     x, y = C.from_number(2), C.from_number(3)
     C.add(x, y), C.sub(x, y), C.neg(x), C.mul(x, y), C.div(x, y), C.conj(x), C.is_zero(x)
-    assert C.counts == {"add": 3, "mul": 1, "div": 1, "zero_test": 1, "conj": 1}
+    assert C.counts == {"add": 3, "mul": 1, "div": 1, "zero_test": 1, "conj": 1, **NO_EXTRA}
     assert C.word_reads == 2 + 2 + 1 + 2 + 2 + 1 + 1
     assert C.word_writes == 2 + 6
 
@@ -51,7 +54,7 @@ def test_idft_counts_match_the_recursion():
         a = [C.from_number(j) for j in range(M)]
         C.reset()
         idft(C, a)
-        assert C.counts == {"add": M * q, "mul": (M // 2) * q, "div": M, "zero_test": 0, "conj": 0}
+        assert C.counts == {"add": M * q, "mul": (M // 2) * q, "div": M, "zero_test": 0, "conj": 0, **NO_EXTRA}
         assert 2 * C.peak_words <= 7 * M + 4
 
 
@@ -71,7 +74,7 @@ def test_polymul_counts():
         C.reset()
         out = polymul(C, p, r)
         assert len(out) == n
-        assert C.counts == {"add": 3 * M * q, "mul": 3 * (M // 2) * q + M, "div": M, "zero_test": 0, "conj": 0}
+        assert C.counts == {"add": 3 * M * q, "mul": 3 * (M // 2) * q + M, "div": M, "zero_test": 0, "conj": 0, **NO_EXTRA}
         assert 2 * (C.peak_words - (s + t)) <= 7 * M + 6
     C = Counting(ExactField(4))
     assert polymul(C, [], [C.one()]) == [] and C.counts["mul"] == 0

@@ -21,6 +21,16 @@ import time
 from fractions import Fraction
 from typing import Any
 
+from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
+from ..algorithms.models.lmu import lmu_audit
+from .audit.report import audit_kernel_file
+from .compare import compare_with
+from .counts import count_filter
+from .errors import CertificationError
+from .examples import example_model
+from .io.kernel_file import save_kernel, save_npz
+from .io.params import load_params
+from .kernel import certify_kernel
 from .progress import Progress
 
 
@@ -137,24 +147,21 @@ def _number(text: str | None):
 
 def _model_and_defaults(args) -> tuple[Any, Any, Any, Any]:
     """(model, step, L, c_tilde) from the arguments."""
-    from .examples import example_model
     if args.params:
-        from .io.files import load_params
         p = load_params(args.params, conj_pairs=args.conj_pairs)
         return p.model, p.step, p.L, p.c_tilde
     if args.hippo:
-        from ..algorithms.models.hippo_dplr import dplr
         eps = _number(args.eps)
+        # the model's balls (radii about 2^-prec) far narrower than eps, so they leave its budget to the filter
         prec = max(128, 2 * (64 + math.ceil(-math.log2(float(eps)))))
         theta = _number(args.theta) if args.theta is not None else (1 if args.hippo == "legt" else None)
         if args.theta is not None and args.hippo != "legt":
             raise UsageError("--theta applies to --hippo legt only")
-        return dplr(args.hippo, args.N or 8, theta=theta, prec=prec), None, None, None
+        return hippo_dplr(args.hippo, args.N or 8, theta=theta, prec=prec), None, None, None
     return example_model(args.N or 8, r=args.rank, seed=args.seed), None, None, None
 
 
 def cmd_kernel(args) -> int:
-    from .kernel import CertificationError, certify_kernel
     model, step, L, c_tilde = _model_and_defaults(args)
     step = _number(args.step) if args.step is not None else (step if step is not None else 0.01)
     L = args.L or L or 64
@@ -189,24 +196,17 @@ def cmd_kernel(args) -> int:
     else:
         print(f"counts: not measured ({c.get('reason')})")
     if args.out or args.npz:
-        from .io.files import save_kernel
         if args.out:
             save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
         else:
-            _save_npz_only(ck, args.npz)
+            save_npz(args.npz, ck)
         print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
     return 0
-
-
-def _save_npz_only(ck, path: str) -> None:
-    from .io.files import save_npz
-    save_npz(path, ck)
 
 
 # -- audit, compare ----------------------------------------------------------------
 
 def cmd_audit(args) -> int:
-    from .audit.audit import audit_kernel_file
     progress = Progress(enabled=not args.quiet)
     progress("auditing")
     report = audit_kernel_file(args.file)
@@ -222,16 +222,13 @@ def cmd_audit(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .audit.audit import compare_with
-    rep = compare_with(args.file, args.other, key=args.key)
-    print(rep.summary() if hasattr(rep, "summary") else rep)
+    print(compare_with(args.file, args.other, key=args.key).summary())
     return 0
 
 
 # -- count ---------------------------------------------------------------------------
 
 def cmd_count(args) -> int:
-    from .counts import count_filter
     progress = Progress(enabled=not args.quiet)
     print(f"{'N':>6} {'L':>7} {'ops':>12} {'ops/((N+L)lg2^2(N+L))':>22} {'peak words':>11} {'peak/(N+L)':>10}")
     for N in args.N:
@@ -248,7 +245,6 @@ def cmd_count(args) -> int:
 # -- lmu-audit ------------------------------------------------------------------------
 
 def cmd_lmu_audit(args) -> int:
-    from ..algorithms.models.lmu import lmu_audit
     r = lmu_audit(args.memory_size, _number(args.theta), args.length)
     print(f"LMU impulse response: memory size {r['memory_size']}, theta {args.theta}, length {r['length']}, "
           f"certified at {r['precision']} bits (max radius {r['certified_max_radius']:.2e}), max |H| {r['max_abs_H']:.4g}")

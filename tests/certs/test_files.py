@@ -10,12 +10,14 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4.dplr import DPLR, kernel_by_powers
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.kernels import kernel_by_powers
 from s4cert.algorithms.models.hippo_dplr import dplr as hippo_dplr
 from s4cert.arith import ExactField, exact_parts
-from s4cert.certs.io import files
-from s4cert.certs.io.files import (FORMAT, arb_point, decode_number, encode_number, file_digest, load_kernel,
-                         load_params, save_kernel)
+from s4cert.certs.io import atomic
+from s4cert.certs.io.kernel_file import FORMAT, file_digest, kernel_entries, load_kernel, save_kernel, save_npz
+from s4cert.certs.io.numbers import arb_point, decode_number, encode_number, exact_arb, parse_rational, rational_string
+from s4cert.certs.io.params import load_params
 from s4cert.certs.kernel import certify_kernel
 from tests.helpers import gaussian
 
@@ -72,7 +74,7 @@ def test_round_trip_every_mode(tmp_path, kernels, mode):
     assert kf.step == Fraction(STEP) and kf.L == ck.L and kf.eps == Fraction(1, 10 ** 15) and kf.c_tilde is None
     assert kf.certificate == json.loads(json.dumps(ck.certificate)) and kf.counts == ck.counts
     # the kernel strings are the exact values the certified kernel holds
-    re, im, rad, source = files.kernel_entries(ck)
+    re, im, rad, source = kernel_entries(ck)
     assert kf.mid == list(zip(re, im)) and kf.rad == rad and kf.source == source
     if mode == "exact":
         assert kf.mid == [tuple(v) for v in ck.exact] and all(r == 0 for r in kf.rad)
@@ -88,7 +90,7 @@ def test_round_trip_every_mode(tmp_path, kernels, mode):
     mid64, rad64 = kf.to_numpy()
     for (a, b), (ma, mb), r, ball, m, r64 in zip(exact, kf.mid, kf.rad, kf.balls, mid64, rad64):
         assert (a - ma) ** 2 + (b - mb) ** 2 <= r * r
-        assert ball.contains(acb(files.exact_arb(a, prec=4096), files.exact_arb(b, prec=4096)))
+        assert ball.contains(acb(exact_arb(a, prec=4096), exact_arb(b, prec=4096)))
         assert (a - Fraction(m.real)) ** 2 + (b - Fraction(m.imag)) ** 2 <= Fraction(r64) ** 2
     with np.load(npz) as z:
         assert np.array_equal(z["mid"], ck.mid) and np.array_equal(z["rad"], ck.rad)
@@ -121,11 +123,11 @@ def test_long_numbers_and_non_dyadic_radii():
     """Integers beyond Python's default 4300-digit str/int limit round-trip; a radius that
     is no arb radius is rounded up, never down."""
     q = Fraction(-3 ** 20000, 2 ** 9001 + 1)
-    assert files.parse_rational(files.rational_string(q), "q") == q
+    assert parse_rational(rational_string(q), "q") == q
     assert decode_number(encode_number((q, -q))) == (q, -q)
     ball = decode_number({"mid": ["1/2", "0"], "rad": ["1/3", "0"]})
-    assert ball.real.contains(files.exact_arb(Fraction(1, 6), prec=64))
-    assert ball.real.contains(files.exact_arb(Fraction(5, 6), prec=64))
+    assert ball.real.contains(exact_arb(Fraction(1, 6), prec=64))
+    assert ball.real.contains(exact_arb(Fraction(5, 6), prec=64))
 
 
 def test_altered_number_breaks_the_digest(tmp_path, kernels):
@@ -138,7 +140,7 @@ def test_altered_number_breaks_the_digest(tmp_path, kernels):
 
 
 def test_save_npz_alone(tmp_path, kernels):
-    files.save_npz(tmp_path / "k.npz", kernels["a-priori"])
+    save_npz(tmp_path / "k.npz", kernels["a-priori"])
     with np.load(tmp_path / "k.npz") as z:
         assert sorted(z.files) == ["mid", "rad"]
         assert np.array_equal(z["mid"], kernels["a-priori"].mid) and np.array_equal(z["rad"], kernels["a-priori"].rad)
@@ -159,7 +161,7 @@ def test_save_checks_the_model(tmp_path, kernels):
 def test_interrupted_write_leaves_no_file(tmp_path, kernels, monkeypatch, where):
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(files.os, where, boom)
+    monkeypatch.setattr(atomic.os, where, boom)
     with pytest.raises(KeyboardInterrupt):
         save_kernel(tmp_path / "k.json", kernels["ball"], MODEL, STEP, npz=tmp_path / "k.npz")
     assert os.listdir(tmp_path) == []
@@ -172,7 +174,7 @@ def test_failed_overwrite_keeps_the_old_file(tmp_path, kernels, monkeypatch):
 
     def fail(fd):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(files.os, "fsync", fail)
+    monkeypatch.setattr(atomic.os, "fsync", fail)
     with pytest.raises(ValueError, match="No space left"):
         save_kernel(path, kernels["exact"], MODEL, STEP)
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["k.json"]
@@ -184,6 +186,15 @@ def _doc(tmp_path, kernels):
     path = tmp_path / "k.json"
     save_kernel(path, kernels["ball"], MODEL, STEP)
     return json.loads(path.read_text())
+
+
+def _refused(load, path, content, message):
+    """load(path), with the file holding content (None: left as it is), raises a
+    ValueError matching message."""
+    if content is not None:
+        (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    with pytest.raises(ValueError, match=message):
+        load(path)
 
 
 def _edit(doc, where, value):
@@ -210,24 +221,17 @@ def _edit(doc, where, value):
 ])
 def test_bad_kernel_files(tmp_path, kernels, where, value, message):
     doc = _edit(_doc(tmp_path, kernels), where, value)
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=message):
-        load_kernel(bad)
+    _refused(load_kernel, tmp_path / "bad.json", json.dumps(doc), message)
 
 
-def test_unreadable_kernel_files(tmp_path):
-    with pytest.raises(ValueError, match="no such file"):
-        load_kernel(tmp_path / "missing.json")
-    (tmp_path / "x.json").write_text("{not json")
-    with pytest.raises(ValueError, match="not valid JSON"):
-        load_kernel(tmp_path / "x.json")
-    (tmp_path / "y.json").write_text('{"format": NaN}')
-    with pytest.raises(ValueError, match="NaN"):
-        load_kernel(tmp_path / "y.json")
-    (tmp_path / "z.json").write_text("[1, 2]")
-    with pytest.raises(ValueError, match="not a kernel file"):
-        load_kernel(tmp_path / "z.json")
+@pytest.mark.parametrize("name, content, message", [
+    ("missing.json", None, "no such file"),
+    ("x.json", "{not json", "not valid JSON"),
+    ("y.json", '{"format": NaN}', "NaN"),
+    ("z.json", "[1, 2]", "not a kernel file"),
+])
+def test_unreadable_kernel_files(tmp_path, name, content, message):
+    _refused(load_kernel, tmp_path / name, content, message)
 
 
 # -- parameter files ------------------------------------------------------------------------------
@@ -306,10 +310,7 @@ def test_conj_pairs_expansion(tmp_path):
     ({"Lambda": [-1, -2], "P": [[1], 2], "C": [1, 1]}, "mixes rows and numbers"),
 ])
 def test_bad_json_params(tmp_path, content, message):
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps(content))
-    with pytest.raises(ValueError, match=message):
-        load_params(path)
+    _refused(load_params, tmp_path / "p.json", json.dumps(content), message)
 
 
 @pytest.mark.parametrize("arrays, message", [
@@ -325,16 +326,13 @@ def test_bad_json_params(tmp_path, content, message):
 def test_bad_npz_params(tmp_path, arrays, message):
     path = tmp_path / "p.npz"
     np.savez(path, **arrays)
-    with pytest.raises(ValueError, match=message):
-        load_params(path)
+    _refused(load_params, path, None, message)
 
 
-def test_unreadable_params(tmp_path):
-    with pytest.raises(ValueError, match="no such file"):
-        load_params(tmp_path / "missing.npz")
-    (tmp_path / "p.txt").write_text("{}")
-    with pytest.raises(ValueError, match=".npz or .json"):
-        load_params(tmp_path / "p.txt")
-    (tmp_path / "p.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="not a readable .npz"):
-        load_params(tmp_path / "p.npz")
+@pytest.mark.parametrize("name, content, message", [
+    ("missing.npz", None, "no such file"),
+    ("p.txt", "{}", ".npz or .json"),
+    ("p.npz", b"not a zip", "not a readable .npz"),
+])
+def test_unreadable_params(tmp_path, name, content, message):
+    _refused(load_params, tmp_path / name, content, message)

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
-from ..algorithms.models.lmu import lmu_audit
+from ..algorithms.models.lmu_audit import lmu_audit
 from .audit.report import audit_kernel_file
 from .compare import compare_with
 from .counts import count_filter

@@ -42,10 +42,11 @@ def _exact_rational_sqrt(q: Fraction) -> Fraction | None:
 def field_sqrt(F, q: Any):
     """sqrt(q) for a rational q >= 0, as an element of F.
 
-    A rational square root is read exactly in every field.  Otherwise: BallField encloses
-    it at the field's precision; Float64Field rounds ``math.sqrt``; RoundedField supplies it
-    with absolute error below u; Counting and Tracing take it from their base field (a
-    supplied input); ExactField cannot hold it and raises ValueError.
+    A rational square root is read exactly in every field (an input).  Otherwise it is
+    ``F.sqrt(q)``, a supplied constant: BallField encloses it at the field's precision;
+    Float64Field rounds it; RoundedField supplies it with absolute error below u; Counting
+    and Tracing take it from their base field; ExactField cannot hold it and raises
+    ``Unsupported`` (a ValueError).
 
     >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
@@ -130,11 +131,17 @@ def legt(F, N: int, theta: Any) -> tuple[list[list], list]:
     >>> [[F.to_fractions(x)[0] for x in row] for row in G]
     [[Fraction(-1, 1), Fraction(-1, 1)], [Fraction(3, 1), Fraction(-3, 1)]]
     """
+    G, B = legt_rational(N, theta)
+    return [[F.from_number(x) for x in row] for row in G], [F.from_number(b) for b in B]
+
+
+def legt_rational(N: int, theta: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    """``G^T`` and ``B`` of :func:`legt` as exact rationals (theta read exactly)."""
     N, th = check_N(N), _check_theta(theta)
     sign = lambda m: 1 if m % 2 == 0 else -1
-    G = [[F.from_number(Fraction(-(2 * n + 1) * (sign(n - k) if n >= k else 1)) / th)
-          for k in range(N)] for n in range(N)]
-    return G, [F.from_number(Fraction((2 * n + 1) * sign(n)) / th) for n in range(N)]
+    G = [[Fraction(-(2 * n + 1) * (sign(n - k) if n >= k else 1)) / th for k in range(N)]
+         for n in range(N)]
+    return G, [Fraction((2 * n + 1) * sign(n)) / th for n in range(N)]
 
 
 def lagt(F, N: int) -> tuple[list[list], list]:

@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import acb, ctx
 
 from ...arith import BallField, Float64Field
-from ...arith.ball import float_upper
 from ..s4.dplr import DPLR
 from ..s4.kernels import kernel_by_powers
 from .hippo import check_C, check_kind, check_N
@@ -67,11 +65,6 @@ class FloatModelDistance:
     kernel_scale: float
 
 
-def _upper_abs(x: acb) -> float:
-    with ctx.workprec(64):
-        return float_upper(abs(x))
-
-
 def _invariants(F: BallField, m: DPLR, i: int) -> list:
     """The phase-invariant products of state i (see FloatModelDistance.weights)."""
     b, c = F.from_number(m.B[i]), F.from_number(m.C[i])
@@ -110,14 +103,14 @@ def float_model_distance(kind: str, N: int, theta: Any = None, *, step: Any, L: 
             raise ValueError(f"the kernel could not be formed (status {r.status}: {r.info}); "
                              "check step, or raise prec")
     Kc, Kf, K64 = (r.value for r in runs)
-    kernel = max(_upper_abs(F.sub(a, b)) for a, b in zip(Kf, Kc))
-    kernel64 = max(_upper_abs(F.sub(F.from_number(a), b)) for a, b in zip(K64, Kc))
-    scale = max(_upper_abs(b) for b in Kc)
+    kernel = max(F.abs_upper(F.sub(a, b)) for a, b in zip(Kf, Kc))
+    kernel64 = max(F.abs_upper(F.sub(F.from_number(a), b)) for a, b in zip(K64, Kc))
+    scale = max(F.abs_upper(b) for b in Kc)
     pi = _pairing(flt.Lambda, cert.Lambda)
     if pi is None:
         eig = wts = math.inf
     else:
-        eig = max(_upper_abs(F.sub(F.from_number(l), cert.Lambda[j])) for l, j in zip(flt.Lambda, pi))
-        wts = max(_upper_abs(F.sub(a, b)) for i, j in enumerate(pi)
+        eig = max(F.abs_upper(F.sub(F.from_number(l), cert.Lambda[j])) for l, j in zip(flt.Lambda, pi))
+        wts = max(F.abs_upper(F.sub(a, b)) for i, j in enumerate(pi)
                   for a, b in zip(_invariants(F, flt, i), _invariants(F, cert, j)))
     return FloatModelDistance(kernel, kernel64, eig, wts, scale)

@@ -16,10 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s4cert.algorithms.dft import dft, idft
-from s4cert.algorithms.models.lmu import (LMU, LMUFFT, LMUCell, certified_impulse_response, error_bounds,
-                            float64_running_bound, impulse_response, impulse_response_powers,
-                            legt_matrices, legt_model, lmu_audit, state_space_matrices,
-                            zoh_certified)
+from s4cert.algorithms.models.lmu import LMU, LMUFFT, LMUCell
+from s4cert.algorithms.models.lmu_audit import (certified_impulse_response, error_bounds, float64_running_bound,
+                                                lmu_audit)
+from s4cert.algorithms.models.lmu_memory import (impulse_response, impulse_response_powers, legt_matrices,
+                                                 legt_model, state_space_matrices, zoh_certified)
 from s4cert.algorithms.models.lti_simulate import augmented_exponential, flint_matrices
 from s4cert.arith import ExactField, Truth
 

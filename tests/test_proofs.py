@@ -37,6 +37,8 @@ NODE_ID = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.py)((?:::[\w.\[\]-]+)*)"
 #: a file name or path, as a proof would cite one
 FILE_REF = re.compile(
     r"(?<![\w/.-])((?:\.\.?/|/)?(?:[\w-]+/)*[\w-]+\.(?:py|md|toml|json|txt|cfg|ini|ya?ml|npz|csv|ipynb))\b")
+#: a module or object of the package named by its dotted path, ``algorithms.s4.filter``
+DOTTED = re.compile(r"(?<![\w./-])((?:s4cert\.)?(?:arith|algorithms|certs)(?:\.[A-Za-z_]\w*)+)")
 #: folders that are not part of the project's sources
 IGNORED_DIRS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache"}
 
@@ -170,6 +172,49 @@ def check_file_ref(ref: str) -> str | None:
     return None if ref in repository_names() else "no such file here"
 
 
+def _top_level_names(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """Names bound at this level: definitions, assignments and imports."""
+    names: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        names[sub.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names[(alias.asname or alias.name).split(".")[0]] = node
+    return names
+
+
+def check_dotted(ref: str) -> str | None:
+    """None if ``ref`` (``[s4cert.]<layer>.<module>...[.<name>[.<member>]]``) exists; else the problem."""
+    parts = ref.split(".")
+    if parts[0] == "s4cert":
+        parts = parts[1:]
+    folder, rest = ROOT / parts[0], parts[1:]
+    while rest and (folder / rest[0]).is_dir():
+        folder = folder / rest.pop(0)
+    if rest and (folder / f"{rest[0]}.py").is_file():
+        module = folder / f"{rest.pop(0)}.py"
+    else:
+        module = folder / "__init__.py"
+    if not module.is_file():
+        return "no such module"
+    body: list[ast.stmt] = parsed(module).body
+    for depth, name in enumerate(rest[:2]):
+        node = _top_level_names(body).get(name)
+        if node is None:
+            return f"no {name!r} in {module.relative_to(ROOT)}"
+        if not isinstance(node, ast.ClassDef):
+            break  # an attribute of a function's or an import's value: not followed
+        body = node.body
+    return None
+
+
 # -- the checks -----------------------------------------------------------------------
 
 
@@ -190,6 +235,9 @@ def test_parser_reads_the_forms_the_proofs_use():
     assert check_file_ref("proofs/spec.md") is None
     assert check_test("tests/test_proofs.py", ("test_no_such_test",)) == "no test 'test_no_such_test'"
     assert check_test("tests/test_proofs.py", ("test_parser_reads_the_forms_the_proofs_use",)) is None
+    assert check_dotted("algorithms.no_such_module") == "no 'no_such_module' in algorithms/__init__.py"
+    assert check_dotted("s4cert.arith.ball.BallField") is None
+    assert check_dotted("arith.ball.BallField.no_such_method") == "no 'no_such_method' in arith/ball.py"
 
 
 def test_the_proofs_name_many_tests():
@@ -232,3 +280,13 @@ def test_no_proof_cites_a_file_outside_the_repository(proof):
     problems = sorted({f"{ref}: {problem}" for ref in FILE_REF.findall(text)
                        if (problem := check_file_ref(ref)) is not None})
     assert not problems, f"proofs/{proof} cites files that are not in the repository:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("proof", [p.name for p in sorted(PROOFS.glob("*.md"))])
+def test_code_named_by_a_proof_exists(proof):
+    text = (PROOFS / proof).read_text(encoding="utf-8")
+    text = NODE_ID.sub(" ", text)  # doctest node ids are checked above
+    problems = sorted({f"{ref}: {problem}" for ref in DOTTED.findall(text)
+                       if (problem := check_dotted(ref.rstrip("."))) is not None})
+    assert not problems, f"proofs/{proof} names code that does not exist:\n" + "\n".join(problems)
+

@@ -290,3 +290,31 @@ def test_code_named_by_a_proof_exists(proof):
                        if (problem := check_dotted(ref.rstrip("."))) is not None})
     assert not problems, f"proofs/{proof} names code that does not exist:\n" + "\n".join(problems)
 
+
+#: where code and documents cite the proofs
+CITING = ("arith", "algorithms", "certs", "tests", "benchmarks", "proofs", "README.md")
+
+
+def citing_files() -> list[Path]:
+    files = []
+    for name in CITING:
+        path = ROOT / name
+        files += [path] if path.is_file() else sorted(
+            p for p in path.rglob("*") if p.suffix in (".py", ".md") and "__pycache__" not in p.parts)
+    return files
+
+
+def test_citations_of_the_proofs_resolve():
+    """``proofs/<name>.md`` exists, and every ``§S<n>`` is a statement of proofs/spec.md."""
+    spec = (PROOFS / "spec.md").read_text(encoding="utf-8")
+    statements = set(re.findall(r"^### S(\d+)\.", spec, re.M))
+    assert len(statements) >= 40
+    problems = set()
+    for path in citing_files():
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        problems |= {f"{where}: proofs/{name}" for name in re.findall(r"proofs/([\w-]+\.md)", text)
+                     if not (PROOFS / name).is_file()}
+        problems |= {f"{where}: §S{n}" for n in re.findall(r"§S(\d+)", text) if n not in statements}
+    assert not problems, "citations of missing proofs or statements:\n" + "\n".join(sorted(problems))
+

@@ -15,7 +15,6 @@ float64 model in :mod:`.hippo_float64`.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from math import isqrt
 from typing import Any

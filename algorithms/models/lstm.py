@@ -9,11 +9,13 @@ With shared ``W_g`` (d_h x d_x), ``U_g`` (d_h x d_h), ``b_g`` (d_h), g in i, f, 
 with ``sigma(s) = 1/(1 + exp(-s))``.  Two paths:
 
 * :func:`lstm_forward`: numpy float64 over a batch ``[batch, time, d_x]`` (fast, not
-  certified); :func:`float64_error_bound` bounds its error under a stated model of
-  float64 arithmetic.
+  certified); :func:`~.lstm_bound.float64_error_bound` bounds its error under a stated
+  model of float64 arithmetic.
 * :func:`lstm_ball`: python-flint ``arb`` balls at an explicit precision.  Every
   number given (weights, inputs, ``h_0``, ``c_0``) is read exactly, as the binary
-  float or rational it is, so each returned ball contains the exact LSTM value.
+  float or rational it is, so each returned ball contains the exact LSTM value.  This
+  is a ball-only certified procedure, not a generic one: it evaluates ``exp`` and
+  ``tanh`` on real ``arb`` balls and the gate products as ``arb_mat``.
 
 >>> p = LSTMParams.zeros(d_x=1, d_h=1)
 >>> run = lstm_ball(p, [[5.0], [-7.0]], h0=[3.0], c0=[1.0], prec=64)
@@ -26,7 +28,6 @@ True
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -34,12 +35,14 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from ...arith import exact_parts
+from ...arith.ball import float_upper
 
 GATES = ("i", "f", "o", "c")
 _NAMES = tuple(f"{kind}_{g}" for kind in ("W", "U", "b") for g in GATES)
 
 
-def _real(x: Any, what: str) -> Fraction:
+def read_real(x: Any, what: str) -> Fraction:
+    """A real input read exactly (a float is its binary value)."""
     re, im = exact_parts(x, what)
     if im:
         raise ValueError(f"{what}: the LSTM is real, got the complex number {x!r}")
@@ -55,7 +58,7 @@ def _read_array(x: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
         raise ValueError(f"{what}: expected shape {shape}, got {arr.shape}")
     if arr.dtype == object:
         for idx, v in np.ndenumerate(arr):
-            _real(v, f"{what}{list(idx)}")
+            read_real(v, f"{what}{list(idx)}")
     elif not np.issubdtype(arr.dtype, np.number):
         raise ValueError(f"{what}: expected numbers, got dtype {arr.dtype}")
     elif not np.all(np.isfinite(arr)):
@@ -110,7 +113,7 @@ class LSTMParams:
         """One parameter's exact entries, as rows (a bias is one column)."""
         a = {"W": self.W, "U": self.U, "b": self.b}[kind][g]
         rows = a.reshape(self.d_h, -1)
-        return [[_real(v, f"{kind}_{g}") for v in row] for row in rows.tolist()]
+        return [[read_real(v, f"{kind}_{g}") for v in row] for row in rows.tolist()]
 
 
 # ---------------------------------------------------------------------------
@@ -189,18 +192,7 @@ class LSTMBallRun(NamedTuple):
     def max_radius(self) -> float:
         """An upper bound on every radius (inf for a non-finite ball, 0 for T = 0)."""
         rads = [v.rad() for seq in (self.h, self.c) for row in seq for v in row]
-        return max((_float_up(arb(r)) for r in rads), default=0.0)
-
-
-def _float_up(x: arb) -> float:
-    """The least float certainly >= every point of x."""
-    if not x.is_finite():
-        return math.inf
-    u = x.upper()
-    f = float(u)
-    while not (arb(f) >= u):
-        f = math.nextafter(f, math.inf)
-    return f
+        return max((float_upper(arb(r)) for r in rads), default=0.0)
 
 
 def check_prec(prec: Any) -> int:
@@ -221,7 +213,7 @@ def _arb_exact(q: Fraction) -> arb:
 def _arb_entry(v: Any, what: str) -> arb:
     if isinstance(v, arb):
         return v
-    return _arb_exact(_real(v, what))
+    return _arb_exact(read_real(v, what))
 
 
 def _arb_vector(v: Any, n: int, what: str) -> list[arb]:
@@ -300,127 +292,3 @@ def lstm_ball(params: LSTMParams, xs: Any, h0: Any, c0: Any, prec: int) -> LSTMB
             hs.append(h)
             cs.append(c)
     return LSTMBallRun(hs, cs)
-
-
-# ---------------------------------------------------------------------------
-# error bound for the float64 path
-# ---------------------------------------------------------------------------
-
-#: absolute slack added at each stage of the bound for gradual underflow
-_ETA = fmpq(1, 2 ** 1000)
-_BIG = 2.0 ** 1000
-
-
-def float64_error_bound(params: LSTMParams, xs: Any, h0: Any, c0: Any, h_seq: Any, c_seq: Any,
-                        fn_rel_err: float = 2.0 ** -45) -> tuple[np.ndarray, np.ndarray]:
-    """Upper bounds ``(e_h, e_c)``, each ``[time, d_h]``, on ``|h_seq - h_t|`` and
-    ``|c_seq - c_t|`` coordinatewise, where ``h_seq, c_seq`` (``[time, d_h]``) is what
-    :func:`lstm_forward` returned for this one sequence and ``h_t, c_t`` are the exact
-    LSTM values of the exact inputs.
-
-    The model (not a certificate: it assumes the platform's arithmetic):
-    ``+ - * /`` are IEEE binary64 with round-to-nearest (unit roundoff ``u = 2^-53``);
-    a matrix product sums its products in some order, with or without fused
-    multiply-add; ``numpy.exp`` and ``numpy.tanh`` return ``f(s)(1 + d) + e`` with
-    ``|d| <= fn_rel_err`` and ``|e| <= 2^-1000`` (underflow).  The bound is a running
-    error analysis (derived step by step in the docstring of
-    ``tests/algorithms/test_lstm.py``); it propagates earlier errors through ``|U|``
-    in the worst case, so it grows geometrically with the time index at a rate set by
-    the recurrent weights.  Returns inf from a step on where magnitudes reach 2^1000,
-    beyond which overflow is not excluded.
-
-    >>> p = LSTMParams.zeros(1, 1)
-    >>> h, c = lstm_forward(p, np.zeros((1, 2, 1)), c0=[[1.0]])
-    >>> eh, ec = float64_error_bound(p, np.zeros((2, 1)), [0.0], [1.0], h[0], c[0])
-    >>> bool(np.all(eh < 1e-12)) and bool(np.all(ec < 1e-12))
-    True
-    """
-    if not (0 <= fn_rel_err <= 2.0 ** -40):
-        raise ValueError(f"fn_rel_err must lie in [0, 2^-40], got {fn_rel_err!r}")
-    d_h = params.d_h
-    exact_xs = [[_real(v, "xs") for v in row] for row in _exact_rows(xs, params.d_x, "xs")]
-    T = len(exact_xs)
-    hf = _float_rows(h_seq, T, d_h, "h_seq")
-    cf = _float_rows(c_seq, T, d_h, "c_seq")
-    h0q = [_real(v, "h0") for v in _exact_rows([h0], d_h, "h0")[0]]
-    c0q = [_real(v, "c0") for v in _exact_rows([c0], d_h, "c0")[0]]
-    eh_out, ec_out = np.full((T, d_h), math.inf), np.full((T, d_h), math.inf)
-    with ctx.workprec(64):
-        u = arb(fmpq(1, 2 ** 53))
-        m = max(params.d_x, d_h) + 4
-        gamma = lambda n: n * u / (1 - n * u)  # noqa: E731
-        g_m, g_2 = gamma(m), gamma(2)
-        eps_fn, eta = arb(fn_rel_err), arb(_ETA)
-        a_sig = 2 * eps_fn + 3 * u + eta     # |sigma64(s) - sigma(s)|
-        a_tanh = eps_fn + eta                # |tanh64(s) - tanh(s)|
-        absW = {g: [[abs(q) for q in r] for r in params.exact("W", g)] for g in GATES}
-        absU = {g: [[abs(q) for q in r] for r in params.exact("U", g)] for g in GATES}
-        absb = {g: [abs(r[0]) for r in params.exact("b", g)] for g in GATES}
-        # errors of the float64 start values, exactly
-        h_prev = [float(q) for q in h0q]
-        c_prev = [float(q) for q in c0q]
-        eh = [arb(_fmpq(abs(Fraction(hp) - q))) for hp, q in zip(h_prev, h0q)]
-        ec = [arb(_fmpq(abs(Fraction(cp) - q))) for cp, q in zip(c_prev, c0q)]
-        for t in range(T):
-            ax = [abs(q) for q in exact_xs[t]]
-            ah = [abs(v) for v in h_prev]
-            if max(ah + [abs(v) for v in c_prev], default=0.0) >= _BIG:
-                break
-            zeta, too_big = {}, False
-            for g in GATES:
-                zeta[g] = []
-                for k in range(d_h):
-                    S = _dot_arb(absW[g][k], ax) + _dot_arb(absU[g][k], ah) + arb(_fmpq(absb[g][k]))
-                    if not (S * (1 + g_m) < _BIG):
-                        too_big = True
-                    zeta[g].append(_dot_arb(absU[g][k], eh) + g_m * S + eta)
-            if too_big:
-                break
-            new_ec, new_eh = [], []
-            for k in range(d_h):
-                e_i = a_sig + zeta["i"][k] / 4
-                e_f = a_sig + zeta["f"][k] / 4
-                e_o = a_sig + zeta["o"][k] / 4
-                e_g = a_tanh + zeta["c"][k]
-                acp = arb(abs(c_prev[k]))
-                e_c = ((e_f + g_2 * (1 + a_sig)) * acp + ec[k]
-                       + (e_i + g_2 * (1 + a_sig)) * (1 + a_tanh) + e_g + eta)
-                e_h = u * (1 + a_sig) * (1 + a_tanh) + eta + e_o * (1 + a_tanh) + a_tanh + e_c
-                new_ec.append(e_c)
-                new_eh.append(e_h)
-            ec, eh = new_ec, new_eh
-            ec_out[t] = [_float_up(v) for v in ec]
-            eh_out[t] = [_float_up(v) for v in eh]
-            h_prev, c_prev = list(hf[t]), list(cf[t])
-    return eh_out, ec_out
-
-
-def _fmpq(q: Fraction) -> fmpq:
-    return fmpq(q.numerator, q.denominator)
-
-
-def _dot_arb(row: list[Fraction], v: list) -> arb:
-    """sum_k row_k v_k, enclosed (row exact rationals, v rationals, floats or balls)."""
-    acc = arb(0)
-    for a, b in zip(row, v):
-        if a:
-            acc += arb(_fmpq(a)) * (b if isinstance(b, arb) else arb(_fmpq(Fraction(b))))
-    return acc
-
-
-def _exact_rows(x: Any, n: int, what: str) -> list[list]:
-    arr = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) else x
-    if arr.ndim == 1 and arr.shape[0] == 0:
-        return []
-    if arr.ndim != 2 or arr.shape[1] != n:
-        raise ValueError(f"{what}: expected rows of length {n}, got shape {arr.shape}")
-    return arr.tolist()
-
-
-def _float_rows(x: Any, T: int, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.shape != (T, n):
-        raise ValueError(f"{what}: expected shape {(T, n)}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what}: entries must be finite")
-    return arr

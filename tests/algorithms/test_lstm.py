@@ -1,7 +1,7 @@
 """The LSTM cell: the spec's zero-weight example, the certified ball path against an
 independent interval evaluation, and the float64 path against the ball path.
 
-The float64 error bound (``algorithms.lstm.float64_error_bound``), derived
+The float64 error bound (``algorithms.models.lstm_bound.float64_error_bound``), derived
 ----------------------------------------------------------------------------
 Model: ``+ - * /`` are IEEE binary64 with round-to-nearest, unit roundoff
 ``u = 2^-53``; a matrix product sums its products in some order (with or without
@@ -58,8 +58,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from mpmath import iv
 
-from s4cert.algorithms.models.lstm import (GATES, LSTMParams, float64_error_bound, lstm_ball, lstm_cell_ball,
-                             lstm_forward)
+from s4cert.algorithms.models.lstm import GATES, LSTMParams, lstm_ball, lstm_cell_ball, lstm_forward
+from s4cert.algorithms.models.lstm_bound import float64_error_bound
 from tests.helpers import fractions
 
 IV_PREC = 800   # bits of the independent interval evaluation

@@ -32,6 +32,7 @@ from .io.kernel_file import save_kernel, save_npz
 from .io.params import load_params
 from .kernel import certify_kernel
 from .progress import Progress
+from .checkpoint import command as model_command
 
 
 class UsageError(Exception):
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--memory-size", type=_positive_int, required=True)
     m.add_argument("--theta", type=_positive_number, required=True)
     m.add_argument("--length", type=_positive_int, required=True)
+    model_command.add_parser(sub, _Parser, _positive_int, _positive_number)
     return p
 
 
@@ -255,7 +257,7 @@ def cmd_lmu_audit(args) -> int:
 
 
 COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cmd_compare, "count": cmd_count,
-            "lmu-audit": cmd_lmu_audit}
+            "lmu-audit": cmd_lmu_audit, "model": lambda args: model_command.cmd_model(args, _number)}
 
 
 def main(argv: list[str] | None = None) -> int:

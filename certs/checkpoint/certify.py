@@ -1,0 +1,217 @@
+"""Certified kernels of one checkpoint kernel module: every channel of every head.
+
+The result holds float64 arrays ``mid`` and ``rad`` of shape (channels, H, L) with
+``|K - mid| <= rad`` for the true (real) kernel K of the module's forward pass.
+
+* diagonal modules: the kernels are evaluated in ball arithmetic
+  (``algorithms.s4.diagonal``), the precision doubled until every radius is at most eps;
+* DPLR modules: each (channel, head) is an exact-step-1 DPLR model certified by
+  :func:`s4cert.certs.kernel.certify_kernel`; a stored C~ for ``l_kernel`` points is
+  handed over as C~ when ``l_kernel`` is the filter's length M, else turned back into C
+  (``algorithms.s4.c_tilde.c_from_c_tilde``).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from flint import acb, arb, ctx
+
+from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.c_tilde import c_from_c_tilde
+from ...algorithms.s4.diagonal import diagonal_kernel
+from ...algorithms.s4.dplr import DPLR
+from ...arith import BallField
+from ...arith.ball import float_upper
+from ..errors import CertificationError
+from ..kernel import certify_kernel
+from .layouts import KernelModule
+from .semantics import diagonal_module, dplr_module
+
+#: relative accuracy asked for when no eps is given: eps = DEFAULT_REL_EPS * max|K|
+DEFAULT_REL_EPS = 1e-13
+START_PREC = 96
+DEFAULT_MAX_PREC = 4096
+
+
+@dataclass
+class ModuleKernels:
+    """The certified kernels of one module (see the module docstring)."""
+
+    prefix: str
+    layout: str
+    kind: str
+    disc: str
+    channels: int
+    H: int
+    N: int
+    L: int
+    assumed: dict
+    settings: dict
+    status: str
+    reason: str = ""
+    eps: float = math.nan
+    max_rad: float = math.nan
+    precision_bits: int = 0
+    seconds: float = 0.0
+    mid: np.ndarray | None = None
+    rad: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def entry(self) -> dict:
+        """The module's entry of a model report (JSON-ready)."""
+        return {"prefix": self.prefix, "layout": self.layout, "kind": self.kind, "disc": self.disc,
+                "channels": self.channels, "H": self.H, "N": self.N, "L": self.L,
+                "settings": dict(self.settings), "assumed": dict(self.assumed), "status": self.status,
+                "reason": self.reason, "eps": self.eps, "max_rad": self.max_rad,
+                "precision_bits": self.precision_bits, "seconds": round(self.seconds, 3)}
+
+
+def real_disk(x: acb) -> tuple[float, float]:
+    """A float64 midpoint m and radius r with |t - m| <= r for every real t in x."""
+    re = x.real
+    if not re.is_finite():
+        return math.nan, math.inf
+    m = float(re.mid())
+    if not math.isfinite(m):
+        return m, math.inf
+    with ctx.workprec(64):
+        return m, float_upper((re - arb(m)).abs_upper())
+
+
+def _target(eps: float | None, mid: np.ndarray) -> float:
+    """eps, or DEFAULT_REL_EPS times the kernel's largest |midpoint| (per kernel, so the
+    result does not depend on how heads are grouped)."""
+    if eps is not None:
+        return eps
+    scale = float(np.max(np.abs(mid))) if mid.size else 0.0
+    return DEFAULT_REL_EPS * scale if scale > 0 and math.isfinite(scale) else 2.0 ** -1000
+
+
+def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | None,
+                     max_prec: int) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """One kernel of a diagonal module, the precision doubled until its radii reach eps."""
+    prec = START_PREC
+    while True:
+        dm = diagonal_module(mod, prec + 32, [h])
+        r = diagonal_kernel(BallField(prec), dm.lam[0], dm.dt[0], dm.B[0], dm.C[c][0], L,
+                            mod.settings["disc"], dm.re_positive[0])
+        if not r.ok and r.status != "undecided":
+            raise _Refusal(f"channel {c}, head {h}: {r.reason or r.status}")
+        mid = np.full(L, np.nan)
+        rad = np.full(L, np.inf)
+        if r.ok:
+            for l, x in enumerate(r.value):
+                mid[l], rad[l] = real_disk(x)
+        target = _target(eps, np.nan_to_num(mid))
+        worst = float(np.max(rad))
+        if worst <= target:
+            return mid, rad, target, prec
+        if 2 * prec > max_prec:
+            raise _Refusal(f"channel {c}, head {h}: radius {worst:.3g} > eps {target:.3g} at the "
+                           f"precision limit of {max_prec} bits")
+        prec *= 2
+
+
+def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str):
+    """One kernel of a DPLR module (step 1), through certify_kernel."""
+    M = next_power_of_two(L)
+    c_tilde = None
+    if l > 0 and l == M:
+        c_tilde = model.C
+    elif l > 0:
+        back = c_from_c_tilde(BallField(2 * START_PREC), model, 1, l, model.C, method="dense-squaring")
+        if not back.ok:
+            raise _Refusal(f"{where}: the stored C~ for {l} points does not determine C "
+                           f"({back.reason or back.status})")
+        model = DPLR(Lambda=model.Lambda, P=model.P, Q=model.Q, B=model.B, C=back.value)
+    try:
+        target = eps
+        if target is None:  # a first look at the scale, then the relative target
+            rough = certify_kernel(model, 1, L, 1e-6, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+            target = _target(None, rough.mid)
+        ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+    except CertificationError as e:
+        raise _Refusal(f"{where}: {e}") from None
+    return (ck.mid.real.copy(), ck.rad.copy(), target, int(ck.certificate.get("precision_bits") or 0),
+            ck.certificate.get("arithmetic", "ball"))
+
+
+class _Refusal(Exception):
+    """A kernel that cannot be certified (the module is reported refused with the reason)."""
+
+
+def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads: list[int],
+             progress) -> ModuleKernels:
+    res = _result(mod, L, mod.settings["disc"] if mod.kind == "diag" else "bilinear")
+    C = np.asarray(mod.tensors["C"])
+    channels = 1 if mod.layout == "s4d-minimal" else (C.shape[0] if C.ndim == 4 else 1)
+    mid = np.zeros((channels, len(heads), L))
+    rad = np.zeros_like(mid)
+    targets, bits, arith = [], 0, set()
+    try:
+        dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
+        for i, h in enumerate(heads):
+            for c in range(channels):
+                if dm is None:
+                    m, r, t, p = _diagonal_kernel(mod, h, c, L, eps, max_prec)
+                    a = "ball"
+                else:
+                    m, r, t, p, a = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, eps, max_prec,
+                                                 f"channel {c}, head {h}")
+                mid[c, i], rad[c, i] = m, r
+                targets.append(t)
+                bits, arith = max(bits, p), arith | {a}
+            if progress:
+                progress(f"{mod.prefix}: head {i + 1}/{len(heads)}")
+    except _Refusal as e:
+        res.status, res.reason = "refused", str(e)
+        return res
+    res.channels, res.H = channels, len(heads)
+    res.mid, res.rad = mid, rad
+    res.status = "ok"
+    res.eps = max(targets) if targets else 0.0
+    res.max_rad = float(rad.max()) if rad.size else 0.0
+    res.precision_bits = bits
+    res.info["arithmetic"] = sorted(arith)
+    return res
+
+
+def _result(mod: KernelModule, L: int, disc: str) -> ModuleKernels:
+    return ModuleKernels(prefix=mod.prefix, layout=mod.layout, kind=mod.kind, disc=disc, channels=0, H=0, N=0,
+                         L=L, assumed=dict(mod.assumed), settings=dict(mod.settings), status="running")
+
+
+def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int = DEFAULT_MAX_PREC,
+                   heads: list[int] | None = None,
+                   progress: Callable[[str], None] | None = None) -> ModuleKernels:
+    """Certify every (channel, head) kernel of a module at length L (``heads``: a subset).
+
+    ``eps``: an absolute bound on every radius, or None for ``DEFAULT_REL_EPS`` times the
+    largest |K| of each kernel.  A module that cannot be certified comes back with
+    ``status = "refused"`` and the reason; bad input raises ValueError.
+    """
+    if not isinstance(L, int) or isinstance(L, bool) or not 1 <= L <= 1 << 24:
+        raise ValueError(f"L must be an integer in [1, 2^24], got {L!r}")
+    if eps is not None:
+        eps = float(eps)
+        if not (eps > 0 and math.isfinite(eps)):
+            raise ValueError(f"eps must be a positive finite number, got {eps!r}")
+    H = module_heads(mod)
+    heads = list(range(H)) if heads is None else list(heads)
+    t0 = time.perf_counter()
+    out = _kernels(mod, L, eps, max_prec, heads, progress)
+    out.seconds = time.perf_counter() - t0
+    out.N = 2 * int(np.asarray(mod.tensors["C"]).shape[-2])
+    out.info["heads"] = heads
+    return out
+
+
+def module_heads(mod: KernelModule) -> int:
+    """H, the number of heads of a module (from C's shape)."""
+    C = np.asarray(mod.tensors["C"])
+    return int(C.shape[0] if mod.layout == "s4d-minimal" else C.shape[-3])

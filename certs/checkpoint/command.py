@@ -1,0 +1,69 @@
+"""``s4cert model FILE ...``: certify every kernel of a checkpoint (see README)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..progress import Progress
+from .layouts import DISCRETIZATIONS, TRANSFORMS
+from .model import certify_model, save_report
+
+
+def add_parser(sub, parser_class, positive_int, positive_number) -> None:
+    m = sub.add_parser("model", help="certified kernels of every kernel module of a checkpoint",
+                       description="Reads a checkpoint (.pt, .ckpt, .safetensors, .npz; no code in "
+                                   "the file is ever run), finds its S4-family kernel modules and "
+                                   "certifies every channel of every head.  Settings the file does "
+                                   "not record are printed on stderr and stored in the report.")
+    m.add_argument("file", help="the checkpoint file")
+    m.add_argument("-L", type=positive_int, default=None,
+                   help="kernel length (default: the module's l_kernel or a recorded l_max)")
+    m.add_argument("--eps", type=positive_number, default=None,
+                   help="absolute bound on every radius (default 1e-13 * max|K| per module)")
+    m.add_argument("--disc", choices=DISCRETIZATIONS, default=None,
+                   help="discretization of diagonal kernels (default: recorded, else zoh)")
+    for name in ("dt", "real", "imag"):
+        m.add_argument(f"--{name}-transform", choices=TRANSFORMS, default=None,
+                       help=f"transform of the stored {name} parameter (default: recorded, else the "
+                            "reference class default)")
+    m.add_argument("--out", default=None, help="write the report (JSON, s4cert.model-report/1)")
+    m.add_argument("--kernels", default=None, help="write <prefix>.mid and <prefix>.rad arrays (npz)")
+    m.add_argument("--compare", default=None, help="another implementation's kernels (.npy or .npz)")
+    m.add_argument("--key", default=None, help="the array of --compare's npz to use")
+    m.add_argument("--workers", type=positive_int, default=1, help="processes (one module each)")
+    m.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def cmd_model(args, number) -> int:
+    if args.key is not None and args.compare is None:
+        raise ValueError("--key goes with --compare")
+    paths = [p for p in (args.out, args.kernels) if p is not None]
+    if any(p == "" for p in paths):
+        raise ValueError("an output path is empty")
+    if len(set(paths)) != len(paths):
+        raise ValueError("--out and --kernels name the same file")
+    if args.file in paths:
+        raise ValueError(f"{args.file}: an output path is the input checkpoint")
+    progress = Progress(enabled=not args.quiet)
+    eps = None if args.eps is None else float(number(args.eps))
+    report = certify_model(args.file, L=args.L, eps=eps, disc=args.disc, dt_transform=args.dt_transform,
+                           real_transform=args.real_transform, imag_transform=args.imag_transform,
+                           compare=args.compare, key=args.key, workers=args.workers, progress=progress)
+    progress.done()
+    for k in report.kernels:
+        for name, value in k.assumed.items():
+            print(f"s4cert: {k.prefix or '(top level)'}: assumed {name} = {value} (not recorded in the file)",
+                  file=sys.stderr)
+    save_report(report, args.out, args.kernels)
+    for k in report.kernels:
+        line = (f"{k.prefix or '(top level)'}: {k.layout}, {k.disc}, channels {k.channels}, H {k.H}, "
+                f"N {k.N}, L {k.L}: ")
+        if k.status == "ok":
+            line += f"status ok, max radius {k.max_rad:.3e} <= eps {k.eps:.3e}"
+            if "compare" in k.info:
+                lo, hi = k.info["compare"]["max_error"]
+                line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}]"
+        else:
+            line += f"not certified: {k.reason}"
+        print(line)
+    return 0 if report.ok else 1

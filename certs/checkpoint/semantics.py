@@ -1,0 +1,217 @@
+"""What a kernel module's tensors mean: the exact systems its forward pass defines.
+
+The stored numbers are exact binary floats.  The reference forward passes apply a
+transform to some of them (the step ``dt = T_dt(inv_dt)``, ``A = -T_real(A_real) -
+i T_imag(A_imag)``); those values are irrational, so they are enclosed in balls at the
+precision asked for, and everything else is exact.  Conventions (proofs/checkpoints.md):
+
+* complex tensors are real views (trailing axis of 2); one mode per conjugate pair;
+* head ``h`` uses SSM ``h % n_ssm``; a step of shape (H, 1) is tied across the state,
+  (H, N/2) is one step per mode;
+* the reference writes ``y = C x`` with C a row; s4cert's DPLR writes ``y = C* x``;
+* a DPLR module's state is the full conjugate-symmetric one (2 N/2 states), its matrix
+  ``diag(A) - P P*``, always bilinear; with per-mode steps ``D = diag(dt)`` the forward
+  pass is the bilinear step of ``(D A, D B)`` at step 1 (the low-rank term scaled by D too);
+* a DPLR module's stored C is C~ for ``l_kernel`` points when ``l_kernel > 0``: the
+  kernel is ``K_j = c (I - Abar^l)^{-1} Abar^j Bbar`` (any ``L``), and the raw C when
+  ``l_kernel = 0``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from flint import acb, arb, ctx
+
+from ...algorithms.s4.dplr import DPLR
+from .layouts import KernelModule
+
+#: torch's softplus returns x itself above this threshold (beta = 1)
+SOFTPLUS_THRESHOLD = 20.0
+#: the constant the reference's relu transform adds
+RELU_FLOOR = 1e-4
+
+
+def _floats(a: np.ndarray, what: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype.kind not in "fiu":
+        raise ValueError(f"{what}: expected real numbers, got dtype {a.dtype}")
+    a = a.astype(np.float64)  # float16/32 and small integers convert exactly
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what}: holds a non-finite number")
+    return a
+
+
+def _complex_view(a: np.ndarray, what: str) -> np.ndarray:
+    a = _floats(a, what)
+    if a.ndim < 1 or a.shape[-1] != 2:
+        raise ValueError(f"{what}: expected a real view of complex numbers (last axis 2), got shape {a.shape}")
+    return a
+
+
+def transform(x: float, name: str) -> arb:
+    """``T(x)`` for an exact float x, as a ball at the current precision."""
+    a = arb(x)
+    if name == "none":
+        return a
+    if name == "exp":
+        return a.exp()
+    if name == "relu":
+        return (a if x > 0 else arb(0)) + arb(RELU_FLOOR)
+    if name == "sigmoid":
+        return 1 / (1 + (-a).exp())
+    if name == "softplus":
+        return a if x > SOFTPLUS_THRESHOLD else (1 + a.exp()).log()
+    raise ValueError(f"unknown transform {name!r}")
+
+
+@dataclass
+class DiagonalModule:
+    """Per head h: modes lam[h], steps dt[h], B[h]; per channel c: C[c][h] (balls)."""
+
+    lam: list
+    dt: list
+    B: list
+    C: list
+    re_positive: list
+    channels: int
+    H: int
+    N: int
+
+
+@dataclass
+class DPLRModule:
+    """Per (channel, head): a DPLR model at step 1 and the relation of its C."""
+
+    models: list          # models[c][h]: DPLR with C the stored row c (full state, ours: conj)
+    l_kernel: int
+    channels: int
+    H: int
+    N: int
+
+
+def _heads(H: int, n_ssm: int, what: str) -> None:
+    if n_ssm < 1 or H % n_ssm:
+        raise ValueError(f"{what}: {n_ssm} SSMs do not divide the {H} heads")
+
+
+def _steps(mod: KernelModule, H: int, N2: int) -> tuple[np.ndarray, str]:
+    if "inv_dt" in mod.tensors:
+        a = _floats(mod.tensors["inv_dt"], "inv_dt")
+    else:
+        a = _floats(mod.tensors["log_dt"], "log_dt")
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != H or a.shape[1] not in (1, N2):
+        raise ValueError(f"step parameter: expected shape ({H}, 1) or ({H}, {N2}), got {a.shape}")
+    return np.broadcast_to(a, (H, N2)), mod.settings["dt_transform"]
+
+
+def _diag_parameters(mod: KernelModule) -> tuple:
+    """(A_real, A_imag, sign of the imaginary transform, B (n_ssm, N2, 2) or None, C (ch, H, N2, 2))."""
+    t = mod.tensors
+    if mod.layout == "s4d-minimal":
+        C = _complex_view(t["C"], "C")
+        if C.ndim != 3:
+            raise ValueError(f"C: expected shape (H, N/2, 2), got {C.shape}")
+        return _floats(t["log_A_real"], "log_A_real"), _floats(t["A_imag"], "A_imag"), +1, None, C[None]
+    if mod.layout == "s4-v3-dplr":
+        re, im = _floats(t["inv_w_real"], "inv_w_real"), -_floats(t["w_imag"], "w_imag")
+    else:
+        re, im = _floats(t["A_real"], "A_real"), _floats(t["A_imag"], "A_imag")
+    B = _complex_view(t["B"], "B")
+    while B.ndim > 3 and B.shape[0] == 1:
+        B = B[0]
+    C = _complex_view(t["C"], "C")
+    if C.ndim == 3:
+        C = C[None]
+    if B.ndim != 3 or C.ndim != 4:
+        raise ValueError(f"B, C: expected shapes (1, n_ssm, N/2, 2) and (channels, H, N/2, 2), "
+                         f"got {t['B'].shape} and {t['C'].shape}")
+    return re, im, -1, B, C
+
+
+def _lam(re: float, im: float, sign: int, real_t: str, imag_t: str) -> acb:
+    # V4: A = -T_real(A_real) - i T_imag(A_imag); minimal S4D: -exp(log_A_real) + i A_imag
+    return acb(-transform(re, real_t), sign * transform(im, imag_t))
+
+
+def _cx(v: np.ndarray) -> acb:
+    return acb(arb(float(v[0])), arb(float(v[1])))
+
+
+def _head_list(heads: list[int] | None, H: int) -> list[int]:
+    heads = list(range(H)) if heads is None else list(heads)
+    if any(not 0 <= h < H for h in heads):
+        raise ValueError(f"heads must lie in [0, {H})")
+    return heads
+
+
+def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DiagonalModule:
+    """The balls of a diagonal module at ``prec`` bits, for ``heads`` (default all;
+    the lists are indexed by position in ``heads``)."""
+    re, im, sign, B, C = _diag_parameters(mod)
+    channels, H, N2 = C.shape[0], C.shape[1], C.shape[2]
+    if re.ndim != 2 or re.shape != im.shape or re.shape[1] != N2:
+        raise ValueError(f"A: expected shape (n_ssm, {N2}), got {re.shape} and {im.shape}")
+    n_ssm = re.shape[0]
+    _heads(H, n_ssm, "A")
+    if B is not None and (B.shape[0] != n_ssm and B.shape[0] != 1 or B.shape[1] != N2):
+        raise ValueError(f"B: expected (1, {n_ssm}, {N2}, 2), got {mod.tensors['B'].shape}")
+    steps, dt_t = _steps(mod, H, N2)
+    s = mod.settings
+    lam, dt, Bs, rp = [], [], [], []
+    heads = _head_list(heads, H)
+    with ctx.workprec(prec):
+        for h in heads:
+            k = h % n_ssm
+            lam.append([_lam(re[k, n], im[k, n], sign, s["real_transform"], s["imag_transform"])
+                        for n in range(N2)])
+            # Re lambda = -T_real(A_real) > 0 only for T_real = none and A_real < 0 (exact floats)
+            rp.append([s["real_transform"] == "none" and re[k, n] < 0 for n in range(N2)])
+            dt.append([acb(transform(steps[h, n], dt_t)) for n in range(N2)])
+            Bs.append([acb(1) if B is None else _cx(B[k % B.shape[0], n]) for n in range(N2)])
+        Cs = [[[_cx(C[c, h, n]) for n in range(N2)] for h in heads] for c in range(channels)]
+    return DiagonalModule(lam, dt, Bs, Cs, rp, channels, H, 2 * N2)
+
+
+def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DPLRModule:
+    """The DPLR models of a module (balls at ``prec`` bits), one per (channel, head in
+    ``heads``; default all, indexed by position in ``heads``)."""
+    re, im, sign, B, C = _diag_parameters(mod)
+    P = _complex_view(mod.tensors["P"], "P")
+    if P.ndim == 3:
+        P = P[None]
+    channels, H, N2 = C.shape[0], C.shape[1], C.shape[2]
+    n_ssm = re.shape[0]
+    _heads(H, n_ssm, "A")
+    if P.ndim != 4 or P.shape[1] != n_ssm or P.shape[2] != N2:
+        raise ValueError(f"P: expected shape (rank, {n_ssm}, {N2}, 2), got {mod.tensors['P'].shape}")
+    steps, dt_t = _steps(mod, H, N2)
+    lk = mod.tensors.get("l_kernel", mod.tensors.get("L"))
+    l_kernel = 0 if lk is None else int(np.asarray(lk).reshape(-1)[0]) if np.asarray(lk).size == 1 else -1
+    if l_kernel < 0 or l_kernel > 1 << 24:
+        raise ValueError(f"l_kernel: expected one integer in [0, 2^24], got {lk!r}")
+    s = mod.settings
+    heads = _head_list(heads, H)
+    models = [[None] * len(heads) for _ in range(channels)]
+    with ctx.workprec(prec):
+        for i, h in enumerate(heads):
+            k = h % n_ssm
+            d = [transform(steps[h, n], dt_t) for n in range(N2)]
+            lam = [_lam(re[k, n], im[k, n], sign, s["real_transform"], s["imag_transform"]) for n in range(N2)]
+            b = [_cx(B[k % B.shape[0], n]) for n in range(N2)]
+            p = [[_cx(P[r, k, n]) for n in range(N2)] for r in range(P.shape[0])]
+            D = d + d
+            lam_f = [x * y for x, y in zip(D, lam + [x.conjugate() for x in lam])]
+            b_f = [x * y for x, y in zip(D, b + [x.conjugate() for x in b])]
+            p_full = [col + [x.conjugate() for x in col] for col in p]
+            P_scaled = [[x * y for x, y in zip(D, col)] for col in p_full]
+            rows = lambda cols: [[cols[r][n] for r in range(len(cols))] for n in range(2 * N2)]
+            for c in range(channels):
+                row = [_cx(C[c, h, n]) for n in range(N2)]
+                row = row + [x.conjugate() for x in row]
+                models[c][i] = DPLR(Lambda=lam_f, P=rows(P_scaled), Q=rows(p_full), B=b_f,
+                                    C=[x.conjugate() for x in row])
+    return DPLRModule(models, l_kernel, channels, H, 2 * N2)

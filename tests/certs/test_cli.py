@@ -43,6 +43,15 @@ def test_kernel_modes_and_files(tmp_path):
     assert "audit passed" in a.stdout
 
 
+def test_npz_alone(tmp_path):
+    npz = tmp_path / "k.npz"
+    p = s4cert("kernel", "-N", "2", "-L", "8", "--npz", str(npz), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert f"wrote {npz}" in p.stdout and sorted(p.name for p in tmp_path.iterdir()) == ["k.npz"]
+    with np.load(npz) as arrays:
+        assert sorted(arrays.files) == ["mid", "rad"] and float(arrays["rad"].max()) <= 1e-12
+
+
 def test_audit_fails_on_a_tampered_file(tmp_path):
     out = tmp_path / "k.json"
     assert s4cert("kernel", "-N", "2", "-L", "8", "--out", str(out)).returncode == 0

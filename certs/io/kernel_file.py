@@ -281,12 +281,14 @@ class KernelFile:
 
 
 def _need(d: dict, key: str, where: str) -> Any:
+    """d[key]; ValueError naming the key and where it was expected."""
     if not isinstance(d, dict) or key not in d:
         raise ValueError(f"missing key \"{key}\" in {where}")
     return d[key]
 
 
 def _decode_step(v: Any) -> Any:
+    """The stored step: a Fraction > 0, or a ball."""
     x = decode_number(v, "step")
     if isinstance(x, tuple):
         re, im = x
@@ -297,6 +299,7 @@ def _decode_step(v: Any) -> Any:
 
 
 def _decode_model(m: dict, N: int, r: int) -> DPLR:
+    """The DPLR model of ``problem.model``, its numbers exactly as stored."""
     ent = {}
     for key in _MODEL_KEYS:
         v = _need(m, key, "problem.model")
@@ -311,11 +314,9 @@ def _decode_model(m: dict, N: int, r: int) -> DPLR:
     return DPLR(ent["Lambda"], ent["P"], ent["B"], ent["C"], Q=ent["Q"])
 
 
-def _kernel_prec(mid: list, rad: list) -> int:
-    bits = 64
-    for (a, b), r in zip(mid, rad):
-        bits = max(bits, dyadic_bits(a), dyadic_bits(b))
-    return bits + 64
+def _kernel_prec(mid: list) -> int:
+    """Bits of the kernel balls: every stored midpoint exactly (at least 64), plus 64."""
+    return max([64] + [dyadic_bits(x) for pair in mid for x in pair]) + 64
 
 
 def load_kernel(path: Any) -> KernelFile:
@@ -358,7 +359,7 @@ def load_kernel(path: Any) -> KernelFile:
     if any(x < 0 for x in lists["rad"]):
         raise ValueError("kernel.rad: a radius is negative")
     mid = list(zip(lists["re"], lists["im"]))
-    prec = _kernel_prec(mid, lists["rad"])
+    prec = _kernel_prec(mid)
     balls = [acb(exact_arb(a, rr, prec), exact_arb(b, rr, prec)) for (a, b), rr in zip(mid, lists["rad"])]
     cert, counts = doc["certificate"], doc["counts"]
     if not isinstance(cert, dict) or not isinstance(counts, dict):

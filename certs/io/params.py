@@ -61,16 +61,19 @@ def _json_scalar(v: Any, what: str) -> Any:
 
 
 def _json_real(v: Any, what: str) -> Any:
+    """One real part of a complex number (no nested pair or object)."""
     if isinstance(v, (list, dict)):
         raise ValueError(f"{what}: expected a real number inside a pair")
     return _json_scalar(v, what)
 
 
 def _is_pair(v: Any) -> bool:
+    """Whether v is a pair of scalars (a complex number, or a row of length 2)."""
     return isinstance(v, list) and len(v) == 2 and not any(isinstance(x, (list, dict)) for x in v)
 
 
 def _json_vector(v: Any, what: str) -> list:
+    """A list of JSON numbers."""
     if not isinstance(v, list):
         raise ValueError(f"{what}: expected a list of numbers")
     return [_json_scalar(x, f"{what}[{i}]") for i, x in enumerate(v)]
@@ -93,6 +96,7 @@ def _json_matrix(v: Any, what: str, r_hint: int | None) -> list[list]:
 
 
 def _read_npz(path: str) -> dict:
+    """Every array of an .npz file (no pickled objects)."""
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -101,6 +105,7 @@ def _read_npz(path: str) -> dict:
 
 
 def _array_entries(a: np.ndarray, what: str, shapes: tuple) -> Any:
+    """A finite numeric array of one of the allowed dimensions, as nested Python numbers."""
     a = np.asarray(a)
     if a.dtype.kind not in "iufc":
         raise ValueError(f"{what}: expected numbers, got dtype {a.dtype}")
@@ -113,6 +118,7 @@ def _array_entries(a: np.ndarray, what: str, shapes: tuple) -> Any:
 
 
 def _params_from_npz(path: str) -> dict:
+    """The known keys of an .npz parameter file, P and Q as rows."""
     z = _read_npz(path)
     out = {}
     for key in ("Lambda", "B", "C", "Ct"):
@@ -132,6 +138,7 @@ def _params_from_npz(path: str) -> dict:
 
 
 def _params_from_json(path: str) -> dict:
+    """The known keys of a JSON parameter file, P and Q as rows."""
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: a parameter file is a JSON object")
@@ -155,6 +162,7 @@ def _params_from_json(path: str) -> dict:
 
 
 def _conj(x: Any) -> Any:
+    """The complex conjugate, exactly (a ball stays a ball)."""
     if isinstance(x, tuple):
         re, im = exact_parts(x)
         return (re, -im)

@@ -2,12 +2,23 @@
 radii reach eps, and C~ formed in ball arithmetic for it."""
 from __future__ import annotations
 
-from typing import Any
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
 
-from flint import acb_mat, ctx
+import numpy as np
+from flint import acb, acb_mat, arb, ctx
 
+from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.dplr import DPLR
-from ..arith import BallField
+from ..algorithms.s4.filter import filter_kernel
+from ..algorithms.s4.solver import bilinear
+from ..arith import BallField, ExactField
+from ..arith.ball import float_upper
+
+from . import routing
 
 
 # -- C~ ---------------------------------------------------------------------------
@@ -33,3 +44,130 @@ def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
         C = acb_mat([[F.from_number(c)] for c in model.C])
         out = C - AM.conjugate().transpose() * C
         return [out[i, 0] for i in range(N)]
+
+
+def log2_ceil_inv(eps: Fraction) -> int:
+    """ceil(log2(1/eps)) (at least 0)."""
+    return max(0, math.ceil(math.log2(eps.denominator) - math.log2(eps.numerator)) + 1)
+
+
+# -- the run -----------------------------------------------------------------------
+
+@dataclass
+class BallRun:
+    """The outcome of a ball run: its status ("ok" or why it stopped), the precision
+    reached, the filter's Result, the field, the arcs' per-sum accuracy and the seconds
+    spent forming C~."""
+
+    status: str
+    prec: int
+    result: Any = None
+    reason: str = ""
+    F: BallField | None = None
+    sum_eps: float | None = None
+    c_tilde_seconds: float = 0.0
+
+
+#: below this many states the product tree (FLINT polynomial arithmetic) is as fast; from
+#: here on the arc method is faster (measured: N = 16, L = 16384: 1.5 s against 2.4 s),
+#: and the tree's precision needs (~ N log2(1/dist) bits) grow with N
+AUTO_FAST_FROM_N = 8
+CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
+#: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
+SUM_EPS_FLOOR = 1e-300
+
+
+def choose_route(cauchy: str, N: int) -> str:
+    """The Cauchy route of the ball run for a ``cauchy`` choice and N states."""
+    if cauchy not in CAUCHY_CHOICES:
+        raise ValueError(f"cauchy must be one of {', '.join(CAUCHY_CHOICES)}; got {cauchy!r}")
+    if cauchy == "auto":
+        return "fast" if N >= AUTO_FAST_FROM_N else "tree"
+    return cauchy
+
+
+def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_prec: int,
+                 progress: Callable[[str], None], route: str = "tree") -> BallRun:
+    """Raise the precision until the filter routes and every radius is <= eps: double it
+    while undecided, else step to where the radii (which scale like 2^-prec) reach eps.
+    On the fast route the per-sum accuracy tightens with the precision."""
+    M = next_power_of_two(L)
+    prec = 64 + log2_ceil_inv(eps)
+    eps_f = float(eps)
+    log2_eps = math.log2(eps.numerator) - math.log2(eps.denominator)
+    sum_eps = max(min(1e-3, 2.0 ** (log2_eps - 10)), SUM_EPS_FLOOR)
+    in_bits = None if exact else routing.input_bits(model, step, c_tilde)
+    if prec > max_prec:
+        return BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
+                        f"above the limit of {max_prec}; raise the precision limit")
+    while True:
+        progress(f"ball filter ({route}) at {prec} bits")
+        F = BallField(prec)
+        t_ct = time.perf_counter()
+        try:
+            Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
+        except ZeroDivisionError:  # the ball solve with G = I - (step/2) A could not invert G
+            if exact and not bilinear(ExactField(4), model, step).ok:
+                return BallRun("singular-bilinear-matrix", prec, None, "G = I - (step/2) A is singular (decided exactly)")
+            Ct, res, reason = None, None, f"G not certified invertible at {prec} bits"
+        t_ct = time.perf_counter() - t_ct
+        if Ct is None:
+            if 2 * prec > max_prec:
+                return BallRun("precision-limit", prec, None, f"not certified within {max_prec} bits: {reason}")
+            prec *= 2
+            continue
+        res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True,
+                            cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
+        next_prec = 2 * prec
+        if res.ok:
+            log2_radius = log2_max_radius(res.value)
+            if log2_radius is None or log2_radius <= log2_eps - 1:  # radius < eps/2 (or every ball a point)
+                return BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
+                                c_tilde_seconds=t_ct)
+            reason = f"radius about 2^{log2_radius:.1f} > eps/2"
+            if math.isfinite(log2_radius):  # radii scale like 2^-prec (and sum_eps): aim past eps
+                gain = math.ceil(log2_radius - log2_eps) + 32
+                next_prec = max(prec + 32, prec + gain)
+                sum_eps = max(sum_eps * 2.0 ** -gain, 2.0 ** -min(next_prec - 16, 1000), SUM_EPS_FLOOR)
+        elif res.status == "undecided":
+            if res.info.get("stage") == "correction" and exact:
+                k = res.info["root"]
+                if routing.correction_singular_at(model, step, M, k):
+                    return BallRun("resonant-correction", prec, res, f"W(z_{k}) is singular (decided exactly)")
+            reason = f"undecided at {prec} bits ({res.info.get('reason', '')})"
+            if in_bits is not None and prec > in_bits + 128:  # more precision cannot beat the input radii
+                return BallRun("undecided", prec, res, f"{reason}; the ball inputs (about {in_bits} bits) "
+                                "do not decide it: give them more precisely")
+        else:
+            return BallRun(res.status, prec, res, f"status {res.status} {res.info}")
+        if next_prec > max_prec:
+            return BallRun("precision-limit", prec, res,
+                            f"not certified within {max_prec} bits: {reason}; raise the precision limit")
+        prec = next_prec
+
+
+def log2_max_radius(balls: list) -> float | None:
+    """An upper bound of log2 of the largest |x - mid| over the balls (rad_re + rad_im),
+    None when every ball is a point; inf for a non-finite ball.  Computed on exact
+    radii, so it also works far below the float range."""
+    best = None
+    with ctx.workprec(64):
+        for b in balls:
+            if not b.is_finite():
+                return math.inf
+            r = (arb(b.real.rad()) + arb(b.imag.rad())).upper()
+            if r == 0:
+                continue
+            v = float((r.log() / arb(2).log()).upper())
+            best = v if best is None or v > best else best
+    return best
+
+
+def enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]:
+    """float64 midpoints and radii with |K_j - mid_j| <= rad_j for the true K_j."""
+    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
+    rad = np.empty(len(balls))
+    with ctx.workprec(F.prec + 64):
+        for j, (b, m) in enumerate(zip(balls, mid)):
+            rad[j] = float_upper(abs(b - acb(m.real, m.imag)).upper()) if b.is_finite() else math.inf
+    return mid, rad

@@ -2,12 +2,14 @@
 
 The spec's complexity claims: the Cauchy product tree and the S4 filter take
 O((n+M) log^2(n+M)) operations and O(n+M) words.  These functions run the real
-procedures under :class:`arith.Counting` and report what ran.
+procedures under :class:`arith.Counting` and report what ran: the counts a certified
+kernel records (``kernel_counts``) and the scaling tables.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +17,9 @@ from ..algorithms.cauchy.tree import cauchy_on_roots
 from ..algorithms.s4.dplr import DPLR
 from ..algorithms.s4.filter import filter_kernel
 from ..arith import Counting, Float64Field
+
+#: counts are measured by default up to this N + L (the counted run is generic Python)
+COUNTS_AUTO_LIMIT = 4096
 
 
 def _poles(n: int) -> np.ndarray:
@@ -88,3 +93,35 @@ def scaling_table(kind: str, sizes: list[int], seed: int = 0) -> list[CountRow]:
             raise ValueError(f"kind must be 'cauchy' or 'filter', got {kind!r}")
         rows.append(CountRow(s, c["ops"], c["peak_words"]))
     return rows
+
+
+# -- the counts of a certified kernel ---------------------------------------------------
+
+def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route: str = "tree",
+                   sum_eps: float | None = None) -> dict:
+    """Operations by kind, word reads/writes and peak words of the filter (C~ supplied),
+    measured by running the generic procedure under Counting(Float64Field()) on the
+    same Cauchy route (with the same per-sum accuracy for the arcs).  Keys: ``measured``
+    (bool); when True, Counting's summary (``ops``, ``peak_words``, ...), ``route`` and
+    ``field``; when False, ``reason``."""
+    C = Counting(Float64Field())
+    ct = [1.0] * model.N
+    C.reset()
+    try:
+        res = filter_kernel(C, model, step, L, c_tilde=ct, exceptional=exceptional, cauchy=route, cauchy_eps=sum_eps)
+    except ArithmeticError as e:  # float64 cannot follow the exact route (e.g. a + lambda_j rounds to 0)
+        return {"measured": False, "reason": f"float64 counting run failed: {type(e).__name__}"}
+    if not res.ok:
+        return {"measured": False, "reason": f"float64 counting run returned {res.status}"}
+    return {"measured": True, **C.summary(), "route": route, "field": "float64 (generic procedure)"}
+
+
+def kernel_counts(model: DPLR, step: Any, L: int, exceptional: list[int], counts: Any, route: str,
+                  sum_eps: float | None) -> dict:
+    """The counts a certified kernel records: measured when ``counts`` is true, or when
+    it is "auto" and N + L <= COUNTS_AUTO_LIMIT; else ``{"measured": False, "reason"}``."""
+    if counts == "auto" and model.N + L > COUNTS_AUTO_LIMIT:
+        return {"measured": False, "reason": f"N + L > {COUNTS_AUTO_LIMIT}; ask for counts to measure them"}
+    if not counts:
+        return {"measured": False, "reason": "not asked for"}
+    return measure_counts(model, step, L, exceptional, route, sum_eps)

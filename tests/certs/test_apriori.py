@@ -11,7 +11,7 @@ import pytest
 from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
-import s4cert.certs.kernel as kernel_module
+import s4cert.certs.ball_run as ball_run
 from s4cert.algorithms.dft import next_power_of_two
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.c_tilde import c_tilde as exact_c_tilde
@@ -268,7 +268,7 @@ def test_apriori_refuses_ball_inputs_too_wide_for_u():
 def test_apriori_check_rejects_a_perturbed_output(monkeypatch, shift, rejected):
     """A ball result moved by 10 eps away from the kernel makes the a-priori check fail
     (CertificationError naming the entry); moved by eps/2 it still passes."""
-    real = kernel_module._ball_filter
+    real = ball_run.ball_filter
 
     def moved(*args, **kwargs):
         run = real(*args, **kwargs)
@@ -277,7 +277,7 @@ def test_apriori_check_rejects_a_perturbed_output(monkeypatch, shift, rejected):
                 run.result.value[2] = run.result.value[2] + acb(arb(q(shift)))
         return run
 
-    monkeypatch.setattr(kernel_module, "_ball_filter", moved)
+    monkeypatch.setattr(ball_run, "ball_filter", moved)
     m = DPLR([-1, (Fraction(-1, 2), 1)], [1, Fraction(1, 2)], [1, 2], [1, (0, 1)])
     if rejected:
         with pytest.raises(CertificationError, match="entry 2 disagrees with the ball certificate"):

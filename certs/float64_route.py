@@ -1,0 +1,76 @@
+"""Ball mode's float64 route: the filter on float64 midpoint-radius disks
+(``algorithms.s4.midrad``), accepted when every radius is at most eps."""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from flint import acb, arb
+
+from ..algorithms.dft import next_power_of_two
+from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
+
+from .ball_run import c_tilde_balls
+from .constants import constants_from_bounds
+
+#: the arithmetic choices of ball mode (see ``certify_kernel``)
+ARITHMETIC_CHOICES = ("auto", "ball", "float64")
+#: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
+FLOAT64_SETUP_PREC = 128
+
+
+class DiskBalls(Sequence):
+    """The float64 route's disks |K_j - mid_j| <= rad_j as acb boxes (made on access):
+    the box with half-widths rad_j around mid_j contains the disk."""
+
+    def __init__(self, mid: np.ndarray, rad: np.ndarray):
+        self._mid, self._rad = mid, rad
+
+    def __len__(self) -> int:
+        return len(self._mid)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        m, r = self._mid[j], float(self._rad[j])
+        return acb(arb(float(m.real), r), arb(float(m.imag), r))
+
+
+def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
+                   progress: Callable[[str], None]) -> tuple[Any, str, float]:
+    """The filter on float64 disks: (result, "", seconds spent forming C~) when every
+    radius is <= eps, else (None, why, 0).  The result's ``info`` is that of
+    ``filter_kernel_midrad`` (M, exceptional, poles, cauchy, b, w, d, A_wt)."""
+    progress("filter on float64 disks")
+    t_ct = time.perf_counter()
+    ct = c_tilde
+    if ct is None:
+        try:
+            ct = c_tilde_balls(model, step, next_power_of_two(L), FLOAT64_SETUP_PREC)
+        except ZeroDivisionError:
+            return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
+    t_ct = time.perf_counter() - t_ct
+    res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+    if not res.ok:
+        return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
+    worst = float(np.max(res.value[1]))
+    if not (math.isfinite(worst) and Fraction(worst) <= eps):
+        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", 0.0
+    return res, "", t_ct
+
+
+def float64_certificate(res, r: int, exact: bool) -> dict:
+    """The certificate of an accepted float64 run: mode, routing, the filter constants
+    (from the run's bounds b, w, d, A_wt), Cauchy route, arithmetic, precision_bits
+    (53) and max_radius."""
+    info = res.info
+    rad = res.value[1]
+    constants = constants_from_bounds(info["b"], info["w"], info["d"], info["A_wt"], r, info["exceptional"],
+                                      {k: info["poles"] > 0 for k in info["A_wt"]})
+    return {"mode": "ball", "routing": "exact" if exact else "ball", **constants,
+            "cauchy": dict(info["cauchy"]), "arithmetic": ARITHMETIC,
+            "precision_bits": 53, "max_radius": float(np.max(rad)) if len(rad) else 0.0}

@@ -7,6 +7,7 @@
     s4cert compare FILE.json OTHER.npy|.npz [--key K]
     s4cert count -N 16,64,256 -L 256,4096
     s4cert lmu-audit --memory-size D --theta T --length L
+    s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
 
 A user mistake prints one line on stderr and exits 2; a certification that cannot be
 completed exits 1 with the reason.  With no arguments: ``s4cert kernel`` on a built-in
@@ -24,6 +25,7 @@ from typing import Any
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.models.lmu_audit import lmu_audit
 from .audit.report import audit_kernel_file
+from .checkpoint import command as model_command
 from .compare import compare_with
 from .counts import count_filter
 from .errors import CertificationError
@@ -32,7 +34,6 @@ from .io.kernel_file import save_kernel, save_npz
 from .io.params import load_params
 from .kernel import certify_kernel
 from .progress import Progress
-from .checkpoint import command as model_command
 
 
 class UsageError(Exception):
@@ -256,8 +257,14 @@ def cmd_lmu_audit(args) -> int:
     return 0
 
 
+# -- model ---------------------------------------------------------------------------
+
+def cmd_model(args) -> int:
+    return model_command.cmd_model(args, _number)
+
+
 COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cmd_compare, "count": cmd_count,
-            "lmu-audit": cmd_lmu_audit, "model": lambda args: model_command.cmd_model(args, _number)}
+            "lmu-audit": cmd_lmu_audit, "model": cmd_model}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,9 +4,12 @@ Every field is checked against exact arithmetic on the same inputs:
 exact fields (and counting/tracing over them) agree exactly; ball fields contain the
 exact result; the rounded field is within u of the exact result of each operation on
 the values it holds; float64 is within the standard-model bound of each operation.
+The capabilities (matrix kernels, modulus bounds, enclose/add_error, sqrt/exp) are
+checked the same way, choosing the expectation by the field's flags.
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +17,7 @@ import pytest
 from flint import acb, arb, ctx, fmpq, fmpq_poly, fmpz
 from hypothesis import given, strategies as st
 
-from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth
+from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth, Unsupported
 from tests.helpers import Q2, encloses, exact_equal, gaussian
 
 REF = ExactField(32)
@@ -34,6 +37,7 @@ FIELDS = {
     "tracing-exact": lambda: Tracing(ExactField(16)),
     "ball": lambda: BallField(97),
     "counting-ball": lambda: Counting(BallField(64)),
+    "tracing-ball": lambda: Tracing(BallField(80)),
     "rounded": lambda: RoundedField(70),
     "float64": lambda: Float64Field(),
 }
@@ -291,3 +295,119 @@ def test_long_double_read_exactly():
     assert exact_parts(x)[0] == Fraction(*x.as_integer_ratio())
     re, im = exact_parts(z)
     assert re == Fraction(*z.real.as_integer_ratio()) and im == Fraction(*z.imag.as_integer_ratio())
+
+
+# -- the capabilities of the interface, for every field ----------------------------------
+
+def exact_value(F, x, a) -> Q2:
+    """The value element x (made from input a) stands for: the input itself where the field
+    encloses, else the point the field holds."""
+    return Q2(*a) if F.encloses else held(F, x)
+
+
+@fields
+@given(data=st.data(), n=st.integers(1, 3), m=st.integers(1, 4), p=st.integers(1, 3))
+def test_matrix_kernels_against_exact(name, data, n, m, p):
+    """dot, matvec and matmul: exact in exact fields, containing in ball fields; in rounded
+    fields each product errs by at most u and sums are exact (m u in all, on the held
+    values); in float64 the classical sum errs by at most (m + 3) u sum |x_i y_i|."""
+    F = FIELDS[name]()
+    A = data.draw(st.lists(st.lists(gaussian(), min_size=m, max_size=m), min_size=n, max_size=n))
+    B = data.draw(st.lists(st.lists(gaussian(), min_size=p, max_size=p), min_size=m, max_size=m))
+    FA, FB = F.matrix(A), F.matrix(B)
+    col = [r[0] for r in FB]
+    outs = [(F.matmul(FA, FB), [[(A[i], [r[j] for r in B], FA[i], [r[j] for r in FB]) for j in range(p)]
+                                for i in range(n)]),
+            ([F.matvec(FA, col)], [[(A[i], [r[0] for r in B], FA[i], col) for i in range(n)]]),
+            ([[F.dot(FA[0], col)]], [[(A[0], [r[0] for r in B], FA[0], col)]])]
+    for got, args in outs:
+        assert [len(r) for r in got] == [len(r) for r in args]
+        for g, (xs, ys, fx, fy) in zip((g for r in got for g in r), (a for r in args for a in r)):
+            G, _ = unwrap(F, g)
+            if F.encloses:
+                want = REF.from_number((0, 0))
+                for x, y in zip(xs, ys):
+                    want = REF.add(want, REF.mul(REF.from_number(x), REF.from_number(y)))
+                assert agrees(F, g, want)
+                continue
+            terms = [held(F, x) * held(F, y) for x, y in zip(fx, fy)]
+            err2 = (held(F, g) - sum(terms[1:], terms[0])).abs2()
+            if isinstance(G, RoundedField):
+                assert err2 <= (m * G.u) ** 2
+            else:
+                bound = (m + 3) * U64 * sum(Fraction(math.sqrt(t.abs2())) * (1 + U64) for t in terms)
+                assert err2 <= bound * bound
+
+
+@fields
+@given(a=gaussian(10**4, 10**4))
+def test_modulus_bounds(name, a):
+    F = FIELDS[name]()
+    x = F.from_number(a)
+    low, up = F.abs_lower(x), F.abs_upper(x)
+    assert isinstance(low, float) and isinstance(up, float) and 0.0 <= low <= up
+    assert Fraction(low) ** 2 <= exact_value(F, x, a).abs2() <= Fraction(up) ** 2
+    if F.exact and (a[0] or a[1]):
+        assert low > 0.0
+
+
+@fields
+@given(a=gaussian(), e=st.sampled_from([0, Fraction(1, 3), 0.25, 7]))
+def test_enclose_and_add_error(name, a, e):
+    """Enclosing fields enclose their elements in balls; only fields whose elements are
+    not exact points can enlarge them by an error bound."""
+    F = FIELDS[name]()
+    x = F.from_number(a)
+    if F.encloses:
+        assert encloses(F.enclose(x), REF, REF.from_number(a))
+    else:
+        with pytest.raises(Unsupported):
+            F.enclose(x)
+    if F.encloses and not F.exact:
+        y = F.add_error(x, e)
+        q = Fraction(e)
+        for d in [(1, 0), (0, -1), (Fraction(3, 5), Fraction(-4, 5))]:
+            assert agrees(F, y, REF.from_number((a[0] + q * d[0], a[1] + q * d[1])))
+    else:
+        with pytest.raises(Unsupported):
+            F.add_error(x, e)
+
+
+@fields
+@given(q=st.builds(Fraction, st.integers(0, 400), st.integers(1, 20)))
+def test_sqrt_and_exp(name, q):
+    """sqrt of a rational q >= 0 (given as a number or an element): exact fields hold
+    rational roots only; ball fields contain the root; RoundedField is within u of
+    sqrt(q); float64 within 2u relative.  exp: ball fields contain it, float64 close."""
+    F = FIELDS[name]()
+    G, _ = unwrap(F, F.one())
+    with ctx.workprec(300):
+        root, ex = arb(fmpq(q.numerator, q.denominator)).sqrt(), arb(fmpq(q.numerator, q.denominator)).exp()
+    is_square = Fraction(math.isqrt(q.numerator), math.isqrt(q.denominator)) ** 2 == q
+    for arg in (q, F.from_number(q)):
+        if F.exact and not is_square:
+            with pytest.raises(Unsupported, match="irrational"):
+                F.sqrt(arg)
+            continue
+        r = F.sqrt(arg)
+        if F.exact:
+            want = Fraction(math.isqrt(q.numerator), math.isqrt(q.denominator))
+            assert agrees(F, r, REF.from_number(want))
+        elif F.encloses:
+            assert unwrap(F, r)[1].real.contains(root.mid())
+        else:
+            h = held(F, r)
+            tol = G.u if isinstance(G, RoundedField) else 2 * U64 * float(root.mid())
+            with ctx.workprec(300):
+                assert h.im == 0 and abs(arb(fmpq(*_nd(h.re))) - root) <= arb(fmpq(*_nd(Fraction(tol))))
+    if F.encloses and not F.exact:
+        assert unwrap(F, F.exp(q))[1].real.contains(ex.mid())
+    elif isinstance(G, Float64Field):  # exp of the float q holds, within a few ulps
+        with ctx.workprec(300):
+            ex = arb(float(q)).exp()
+        assert abs(F.exp(q) - float(ex.mid())) <= 4 * U64 * float(ex.mid())
+    elif F.exact and not q:
+        assert agrees(F, F.exp(q), REF.one())
+    else:
+        with pytest.raises(Unsupported):
+            F.exp(q)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from flint import acb, acb_mat, ctx
+from flint import acb, ctx
 
 from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.c_tilde import c_from_c_tilde, c_tilde
 from ...algorithms.s4.dplr import DPLR
 from ...algorithms.s4.kernels import kernel_by_powers
-from ...algorithms.s4.solver import bilinear
-from ...algorithms.linalg import matmul, solve
 from ...algorithms.result import undecided
 from ...algorithms.s4.filter import filter_kernel
 from ...arith import BallField, ExactField
@@ -32,21 +31,22 @@ def powers_cost(N: int, L: int, c_tilde_supplied: bool) -> int:
     return N * N * L + (N ** 3 * max(1, M.bit_length() - 1) if c_tilde_supplied else 0)
 
 
+#: how the audit forms Abar for C~ (and for C from a supplied C~): through the structured
+#: (Woodbury/bordered) solver of G.  The certifier forms C~ by "dense-squaring", eliminating
+#: on the dense G; the two methods share only the squarings, so the audit's C~ checks the
+#: certifier's solve.  ("adjoint-steps" is exact in exact arithmetic but widens balls
+#: geometrically with M.)
+C_TILDE_METHOD = "structured-squaring"
+
+
 def kernel_by_powers_from(F, model: DPLR, step: Any, L: int, c_tilde: list | None):
-    """K_j = C* Abar^j Bbar by dense powers; with a supplied C~ the output vector is
-    C = (I - Abar^M)^-* C~ (solved), which makes the filter's kernel of C~ the kernel of C."""
+    """K_j = C* Abar^j Bbar by dense powers (a Result: value the L entries, statuses
+    those of the bilinear step and of the solve for C); with a supplied C~ the output
+    vector is C = (I - Abar^M)^-* C~ (solved), which makes the filter's kernel of C~ the
+    kernel of C."""
     if c_tilde is None:
         return kernel_by_powers(F, model, step, L)
-    res = bilinear(F, model, step)
-    if not res.ok:
-        return res
-    Abar = res.value[0]
-    N, M = model.N, next_power_of_two(L)
-    P = Abar
-    for _ in range(M.bit_length() - 1):
-        P = matmul(F, P, P)
-    G = [[F.sub(F.one() if i == j else F.zero(), F.conj(P[j][i])) for j in range(N)] for i in range(N)]
-    sol = solve(F, G, [F.from_number(x) for x in c_tilde])
+    sol = c_from_c_tilde(F, model, step, next_power_of_two(L), c_tilde, method=C_TILDE_METHOD)
     if not sol.ok:
         return sol
     return kernel_by_powers(F, DPLR(model.Lambda, model.P, model.B, sol.value, Q=model.Q), step, L)
@@ -59,24 +59,15 @@ def file_partition(kf: KernelFile) -> list[int] | None:
     return None
 
 
-def file_c_tilde(F: BallField, kf: KernelFile):
-    """C~ as supplied, or C - (Abar^M)* C with Abar formed column by column through the
-    structured bilinear solver (the certifier solves with the dense G instead) and Abar^M
-    by log2 M squarings.  (Applying the adjoint step M times, as ``algorithms.dplr.c_tilde``
-    does, is exact in exact arithmetic but widens balls geometrically with M.)"""
+def file_c_tilde(F: BallField, kf: KernelFile) -> tuple[list | None, str]:
+    """(C~, "") with C~ as supplied or formed in F by ``C_TILDE_METHOD``; (None, why)
+    when it cannot be formed."""
     if kf.c_tilde is not None:
         return kf.c_tilde, ""
-    res = bilinear(F, kf.model, kf.step)
+    res = c_tilde(F, kf.model, kf.step, next_power_of_two(kf.L), method=C_TILDE_METHOD)
     if not res.ok:
         return None, f"forming Abar for C~ returned {res.status}"
-    N, M = kf.N, next_power_of_two(kf.L)
-    with ctx.workprec(F.prec):
-        P = acb_mat(res.value[0])
-        for _ in range(M.bit_length() - 1):
-            P = P * P
-        C = acb_mat([[F.from_number(c)] for c in kf.model.C])
-        out = C - P.conjugate().transpose() * C
-        return [out[i, 0] for i in range(N)], ""
+    return res.value, ""
 
 
 def recompute_kernel(kf: KernelFile, prec: int, powers_limit: int = POWERS_LIMIT) -> tuple[str, Any]:

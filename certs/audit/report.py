@@ -1,6 +1,6 @@
 """Independent audit of a kernel file.
 
-``audit_kernel_file`` re-verifies a file written by :func:`certs.files.save_kernel`
+``audit_kernel_file`` re-verifies a file written by :func:`certs.io.kernel_file.save_kernel`
 without trusting any of its numbers but the problem:
 
 * ``digest``: the SHA-256 of the content matches;
@@ -8,8 +8,10 @@ without trusting any of its numbers but the problem:
   ball mode, 0 in exact mode, eps for stored rounded circuit outputs);
 * ``kernel``: the kernel recomputed by another route -- dense powers of Abar (with C
   solved from a supplied C~) when N^2 L is small, else the filter with direct Cauchy
-  sums and C~ by the structured adjoint solver -- in ball arithmetic at a higher
-  precision (exactly, in exact mode), and every stored disk certainly contains it;
+  sums and C~ by the method "structured-squaring" of ``algorithms.s4.c_tilde`` (the
+  certifier uses "dense-squaring": see ``recompute.C_TILDE_METHOD``) -- in ball
+  arithmetic at a higher precision (exactly, in exact mode), and every stored disk
+  certainly contains it;
 * ``kappa``: kappa is 64 r w^2 (b+1)^2 s of the stored b, w, s, up to their rounding;
 * a-priori only, ``u``: log2 K0 and u = 2^log2_u satisfy the theorem's inequalities
   for the stored T0, V0, D0, eps; ``circuit``: the re-traced filter has T0 gates, and

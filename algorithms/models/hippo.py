@@ -182,6 +182,11 @@ def similarity(F, kind: str, N: int) -> list:
 
 def hippo_kernel(F, kind: str, N: int, step: Any, L: int, theta: Any = None, C: Any = None) -> Result:
     """The kernel of the original HiPPO system (G, B, C) with output ``y = C* x``;
-    C defaults to the all-ones vector.  Exact in ExactField for LagT and rational-theta LegT."""
+    C defaults to the all-ones vector.  Exact in ExactField for LagT and rational-theta LegT.
+
+    ``value``: the list ``K_0 .. K_{L-1}`` (``s4.kernels.dense_kernel``).  Statuses:
+    ``singular-bilinear-matrix`` (``info["column"]``: the column of ``I - (step/2) G`` without
+    a pivot) and ``undecided`` (``info["reason"]``: the pivot the field could not decide).
+    """
     G, B = generator(F, kind, N, theta)
     return dense_kernel(F, G, B, check_C(C, check_N(N)), step, L)

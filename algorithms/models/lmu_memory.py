@@ -63,7 +63,8 @@ def _check_prec(prec: Any) -> int:
 
 def zoh_certified(memory_size: int, theta: Any, prec: int = 128) -> tuple[arb_mat, arb_mat]:
     """Balls ``(Abar, Bbar)`` (N x N and N x 1 arb_mat) containing the exact ZOH
-    discretization with step 1 of the exact LegT system."""
+    discretization with step 1 of the exact LegT system.  Ball-only (the augmented matrix
+    exponential), kept as real ``arb_mat`` for the audit's matrix-level bounds."""
     _check_prec(prec)
     model = legt_model(memory_size, theta)
     with ctx.workprec(prec):

@@ -18,13 +18,13 @@ from typing import Any
 
 from ..cauchy.direct import cauchy_direct
 from ..cauchy.tree import cauchy_on_roots
-from ..cauchy.arcs import cauchy_fast_many
+from ..cauchy.arcs.api import cauchy_fast_many
 from ..dft import idft, next_power_of_two
 from .c_tilde import c_tilde as form_c_tilde
 from .dplr import DPLR, check_length, in_field, read_step
-from ..linalg import cdot, dot, lu, lu_solve
-from ..result import (COLLISION, OK, RESONANT_CORRECTION, RESONANT_DIAGONAL, SINGULAR, Result,
-                     undecided, zero_partition)
+from ..linalg import dot
+from ..result import COLLISION, OK, RESONANT_DIAGONAL, Result, undecided, zero_partition
+from . import correction
 
 CAUCHY_ROUTES = ("tree", "direct", "fast")
 
@@ -117,6 +117,22 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
     return Result(OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets))
 
 
+def correction_at(F, model: DPLR, step, z, exceptional: list[int] | None = None) -> Result:
+    """W(z) = I_r + ((1+z)/2) S_QP(z) of the model at one point z != -1, its Cauchy sums
+    evaluated directly (``correction.blocks_at_point``): in an exact field, W(z_k) at a
+    single root decides exactly whether the correction is singular there
+    (``correction.is_singular``).  ``exceptional`` as in ``filter_kernel``.  Status
+    ``undecided`` (``info["reason"]``) when the partition cannot be decided; a pole at z
+    raises the field's division error."""
+    su = setup(F, model, step, 1, [F.zero()] * model.N, exceptional)
+    if not su.ok:
+        return su
+    st = su.value
+    T = {key: w for key, w in st.weights.items() if key[0] != "C" and key[1] != "B"}
+    blocks = correction.blocks_at_point(F, st.poles, T, st.offsets, z)
+    return Result(OK, correction.matrix(F, blocks, correction.beta(F, z), model.r))
+
+
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
                   cauchy: str = "tree", exceptional: list[int] | None = None,
                   keep_blocks: bool = False, cauchy_eps: float | None = None) -> Result:
@@ -163,24 +179,17 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     kept_weights = weights
 
     H = [None] * M
-    minus_one = M // 2 if M >= 2 else None
+    minus_one = correction.minus_one_index(M)
     two = F.const(2)
     for k in range(M):
         if k == minus_one:
-            H[k] = F.mul(half_delta, cdot(F, Ct, m.B))
+            H[k] = correction.value_at_minus_one(F, half_delta, Ct, m.B)
             continue
-        beta = F.div(F.add(F.one(), F.root_of_unity(M, k)), two)
-        W = [[F.add(F.one() if i == j else F.zero(), F.mul(beta, vals[(i, j)][k])) for j in range(r)]
-             for i in range(r)]
-        f = lu(F, W)
-        if not f.ok:
-            if f.status == SINGULAR:
-                return Result(RESONANT_CORRECTION, info={"root": k})
-            f.info.update(stage="correction", root=k)
-            return f
-        X = lu_solve(F, f.value, [vals[(i, "B")][k] for i in range(r)])
-        corr = dot(F, [vals[("C", i)][k] for i in range(r)], X)
-        H[k] = F.sub(vals[("C", "B")][k], F.mul(beta, corr))
+        h = correction.value_at(F, correction.at(vals, k), correction.beta(F, F.root_of_unity(M, k), two), r)
+        if not h.ok:
+            h.info["root"] = k
+            return h
+        H[k] = h.value
     info = {"M": M, "exceptional": exceptional, "cauchy": {"route": cauchy, **sums.info}}
     if keep_blocks:
         info.update(blocks=vals, poles=poles, weights=kept_weights, c_tilde=Ct)

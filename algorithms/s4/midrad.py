@@ -25,14 +25,19 @@ from typing import Any
 
 import numpy as np
 
+from flint import arb, ctx
+
 from ...arith import BallField
+from ...arith.ball import float_upper
 from ...arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upper, dd_from_balls, down,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
-from ..linalg import cdot
+from ..linalg import dot
 from ..result import OK, Result, undecided
+from . import correction
+from .constants import b_rows
 from .filter import setup
 
 #: the name of this arithmetic in results and certificates
@@ -43,21 +48,41 @@ BLOCK_PAIRS = 1 << 17
 GROUP = 8
 
 
-def _disks(F: BallField, balls: list) -> MR:
-    """Ball enclosures (acb) rounded to float64 disks that contain them."""
-    mid = np.array([F.midpoint(b) for b in balls], dtype=np.complex128)
-    rad = np.array([F.radius(b) for b in balls], dtype=np.float64)
+def _disks(F, xs: list) -> MR:
+    """Elements of an enclosing field rounded to float64 disks that contain them: each
+    is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128 and
+    whose radius (real plus imaginary) is bounded above as a float."""
+    balls = [F.enclose(x) for x in xs]
+    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
+    with ctx.workprec(64):
+        rad = np.array([float_upper(arb(b.real.rad()) + arb(b.imag.rad())) if b.is_finite() else math.inf
+                        for b in balls], dtype=np.float64)
     # the midpoint's rounding: at most one unit in the last place per component
     rad = up(rad + up(2 * U * abs_upper(mid)))
     return MR.from_parts(mid, rad)
 
 
-def _dot(xs: list[MR], ys: list[MR]) -> MR:
-    """sum_i xs_i ys_i on disks."""
-    acc = xs[0].mul(ys[0])
-    for x, y in zip(xs[1:], ys[1:]):
-        acc = acc.add(x.mul(y))
-    return acc
+class DiskArrays:
+    """The field operations ``s4.correction`` calls, on disk arrays over the M roots
+    (``arith.midrad.MR``): one element is a whole array of disks, one per root."""
+
+    def __init__(self, M: int):
+        self._one, self._zero = MR.exact(np.ones(M)), MR.exact(np.zeros(M))
+
+    def one(self) -> MR:
+        return self._one
+
+    def zero(self) -> MR:
+        return self._zero
+
+    def add(self, a: MR, b: MR) -> MR:
+        return b if a is self._zero else a.add(b)  # adding the exact zero is exact
+
+    def sub(self, a: MR, b: MR) -> MR:
+        return a.sub(b)
+
+    def mul(self, a: MR, b: MR) -> MR:
+        return a.mul(b)
 
 
 def _pairwise_sum(parts: list) -> np.ndarray:
@@ -241,11 +266,10 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
             cd = _disks(F, [const])
             blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
-        one = MR.exact(np.ones(M))
-        beta = Z.add(one).scale(0.5)
-        W = [[beta.mul(blocks[(i, c)]).add(one) if i == c else beta.mul(blocks[(i, c)]) for c in range(r)]
-             for i in range(r)]
-        minus_one = M // 2 if M >= 2 else None
+        D = DiskArrays(M)
+        beta = Z.add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
+        W = correction.matrix(D, blocks, beta, r)
+        minus_one = correction.minus_one_index(M)
         mask = np.ones(M, dtype=bool)
         if minus_one is not None:
             mask[minus_one] = False
@@ -254,12 +278,10 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
                     W[i][c].mid[minus_one] = 1.0 if i == c else 0.0
                     W[i][c].rad[minus_one] = 0.0
         Winv = _gauss_jordan_inverse(W)
-        v = [blocks[(i, "B")] for i in range(r)]
-        X = [_dot(Winv[i], v) for i in range(r)]
-        corr = _dot([blocks[("C", i)] for i in range(r)], X)
-        H = blocks[("C", "B")].sub(beta.mul(corr))
+        v = correction.rhs(blocks, r)
+        H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
         if minus_one is not None:
-            h = _disks(F, [F.mul(st.half_delta, cdot(F, st.Ct, st.m.B))])
+            h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
         mid, R = idft_midrad(H, Z)
         bounds = _constant_bounds(blocks, Winv, mask, r)
@@ -275,7 +297,9 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
 
 def _constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:
     """b >= 1 bounding |x|, ||u||_inf, ||v||_inf, ||T||_inf and w >= 1 bounding
-    ||W^-1||_inf over the roots z != -1 (see certs.constants)."""
+    ||W^-1||_inf over the roots z != -1: the rows of ``s4.constants.b_rows`` and of W^-1,
+    their absolute sums bounded per root on the disk arrays, then the largest over the
+    roots in ``mask``."""
     if not mask.any():
         return {"b": 1.0, "w": 1.0}
 
@@ -285,10 +309,7 @@ def _constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict
             acc = up(acc + x.abs_upper())
         return acc
 
-    cands = [blocks[("C", "B")].abs_upper(), row_sum([blocks[("C", i)] for i in range(r)])]
-    cands += [blocks[(i, "B")].abs_upper() for i in range(r)]
-    cands += [row_sum([blocks[(i, c)] for c in range(r)]) for i in range(r)]
-    bs = [float(np.max(c[mask])) for c in cands]
+    bs = [float(np.max(row_sum(row)[mask])) for row in b_rows(blocks, r)]
     ws = [float(np.max(row_sum(Winv[i])[mask])) for i in range(r)]
     if not all(math.isfinite(v) for v in bs + ws):  # NaN compares False in max: refuse it first
         raise RangeError("a bound of b or w is not finite")

@@ -1,0 +1,69 @@
+"""The filter constants b and w of the spec's numerical theorem, from the scaled blocks
+of a filter run (``filter_kernel(..., keep_blocks=True)``; ``proofs/filter_constants.md``).
+
+Over the roots z != -1, with x, u, v, T and W = I + beta T as in ``s4.correction``:
+
+* b >= 1 bounds |x|, ||u||_inf (u is a row: its absolute row sum), ||v||_inf (v is a
+  column: its largest entry) and ||T||_inf (max absolute row sum);
+* w >= 1 bounds ||W^-1||_inf.
+
+Which entries enter which norm is fixed here once (``b_rows``, ``norm_terms``); how a
+modulus is bounded is the caller's: ``filter_bounds`` takes the field's ``abs_upper``
+(or any callable), the float64 disk route applies the same rows to its arrays.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from .correction import each_root, inverse, matrix
+
+
+def b_rows(blocks: Mapping, r: int) -> list[list]:
+    """The rows whose absolute sums b must bound, at one root: [x], u, each [v_i], each
+    row of T."""
+    return ([[blocks[("C", "B")]], [blocks[("C", i)] for i in range(r)]]
+            + [[blocks[(i, "B")]] for i in range(r)]
+            + [[blocks[(i, c)] for c in range(r)] for i in range(r)])
+
+
+def norm_terms(F, blocks: Mapping, M: int, r: int) -> list[tuple[int, list[list], list[list] | None]]:
+    """For every root k != -1: (k, ``b_rows`` there, the rows of W(z_k)^-1 or None when
+    elimination could not invert W there (singular or undecided))."""
+    def one_root(k, bk, b):
+        inv = inverse(F, matrix(F, bk, b, r))
+        return k, b_rows(bk, r), inv.value if inv.ok else None
+    return each_root(F, blocks, M, r, one_root)
+
+
+def _sum_up(values) -> float:
+    """An upper bound of the sum of nonnegative floats (each addition rounded up)."""
+    acc = 0.0
+    for v in values:
+        acc = math.nextafter(acc + v, math.inf) if acc else v
+    return acc
+
+
+def row_norm_upper(rows: list[list], abs_upper: Callable[[Any], float]) -> float:
+    """max_i sum_k abs_upper(rows[i][k]), rounded up (inf when a bound is not finite)."""
+    out = 0.0
+    for row in rows:
+        t = _sum_up(abs_upper(x) for x in row)
+        if not t <= math.inf:  # NaN bounds nothing
+            return math.inf
+        out = max(out, t)
+    return out
+
+
+def filter_bounds(F, blocks: Mapping, M: int, r: int,
+                  abs_upper: Callable[[Any], float] | None = None) -> dict:
+    """``{"b": b, "w": w}`` as floats >= 1, from blocks enclosing the exact ones, with
+    moduli bounded by ``abs_upper`` (default ``F.abs_upper``).  w is inf when W could not
+    be inverted at some root."""
+    bound = abs_upper if abs_upper is not None else F.abs_upper
+    b = w = 1.0
+    for _, rows, inv in norm_terms(F, blocks, M, r):
+        b = max(b, row_norm_upper(rows, bound))
+        w = max(w, row_norm_upper(inv, bound) if inv is not None else math.inf)
+    return {"b": b, "w": w}

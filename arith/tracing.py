@@ -65,6 +65,12 @@ class Circuit:
     def n_inputs(self) -> int:
         return len(self.input_values)
 
+    def non_rational_steps(self) -> list[int]:
+        """Nodes made by ``sqrt``/``exp`` of a node or by ``add_error``: steps outside the
+        rational-circuit model (its error analysis covers inputs, supplied constants and
+        the rational gates only), so a certificate built on that model must see none."""
+        return [i for i, ins in enumerate(self.instructions) if ins[0] in FUNCTIONS or ins[0] == "add_error"]
+
     def divisors(self) -> list[int]:
         """Nodes used as divisors."""
         return [ins[2] for ins in self.instructions if ins[0] == "div"]

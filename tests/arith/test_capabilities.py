@@ -303,6 +303,7 @@ def test_tracing_records_and_replays_add_error_and_sqrt():
     assert kinds == ["input", "input", "mul", "add_error", "sqrt", "add", "sqrt_const"]
     assert t.circuit.gates == 2  # mul and add; add_error and the roots are not rational gates
     assert t.circuit.instructions[3] == ("add_error", 2, Fraction(1, 3))
+    assert t.circuit.non_rational_steps() == [3, 4]  # the supplied constant sqrt(2) is within the model
     for G in (BallField(100), BallField(300)):
         out = t.circuit.evaluate(G)
         # 4/7 + 1/3 lies in the enlarged product; 4/7 + 1/3 + 2 in the second output

@@ -64,3 +64,10 @@ def test_rounded_replay_error_is_small():
     err = (Q2(*R.to_fractions(out)) - exact).abs2()
     # inputs within u, product error <= u + u(|x| + |y| + u), sum within u more: < 4u
     assert err <= (4 * R.u) ** 2
+
+
+def test_a_traced_filter_is_a_rational_circuit():
+    """The filter uses only inputs, supplied constants and rational gates: the circuit
+    model (and the a-priori certificate built on it) covers every step."""
+    t = trace(BallField(100), filter_kernel, MODEL, Fraction(1, 2), 6)
+    assert t.circuit.non_rational_steps() == []

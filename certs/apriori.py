@@ -27,6 +27,11 @@ from .errors import CertificationError
 
 @dataclass
 class APrioriResult:
+    """The a-priori mode's kernel: float64 midpoints ``mid`` and radii ``rad`` with
+    |K_j - mid_j| <= rad_j, ``balls`` (disks of radius eps about the rounded outputs),
+    the ``certificate`` entries (T0, V0, D0 as strings, log2_K0, log2_u, precision_bits,
+    max_radius, checked_against_ball, n_inputs, zero_tests) and ``values``."""
+
     mid: np.ndarray
     rad: np.ndarray
     balls: list
@@ -89,6 +94,12 @@ def _q(x: Fraction) -> fmpq:
 
 def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional: list[int], balls: list,
                    F: BallField, limit: int, force: bool, progress: Callable[[str], None]) -> APrioriResult:
+    """The kernel by the rational-circuit theorem (see the module): the filter traced in
+    F (the ball run's field) with the ``exceptional`` partition, bounded, run in
+    RoundedField at the theorem's u, and each output checked against the ball run's
+    ``balls``.  CertificationError when u needs more than ``limit`` bits (unless
+    ``force``), a divisor is not certainly nonzero, an input is wider than u allows, or
+    an output disagrees with the ball result."""
     progress("tracing the filter")
     M = 1 << max(0, (L - 1).bit_length())
     tracer_inputs_ct = c_tilde if c_tilde is not None else c_tilde_balls(model, step, M, F.prec)

@@ -90,7 +90,11 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
                  progress: Callable[[str], None], route: str = "tree") -> BallRun:
     """Raise the precision until the filter routes and every radius is <= eps: double it
     while undecided, else step to where the radii (which scale like 2^-prec) reach eps.
-    On the fast route the per-sum accuracy tightens with the precision."""
+    On the fast route the per-sum accuracy tightens with the precision.  The BallRun's
+    status is "ok" (``result``: the filter's Result with ``keep_blocks``), or the reason
+    it stopped: "precision-limit", "undecided" (ball inputs too wide to decide),
+    "singular-bilinear-matrix" / "resonant-correction" (decided exactly), or the
+    filter's own status."""
     M = next_power_of_two(L)
     prec = 64 + log2_ceil_inv(eps)
     eps_f = float(eps)

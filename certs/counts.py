@@ -33,7 +33,9 @@ def _poles(n: int) -> np.ndarray:
 
 
 def count_cauchy(n: int, M: int, seed: int = 0) -> dict:
-    """Counts of ``cauchy_on_roots`` with n poles on the M-point grid."""
+    """Counts of ``cauchy_on_roots`` with n poles on the M-point grid: the summary of
+    :class:`arith.Counting` (``ops``, operations by kind, word reads/writes,
+    ``peak_words``)."""
     g = np.random.default_rng(seed)
     C = Counting(Float64Field())
     poles = [C.from_number(complex(v)) for v in _poles(n)]
@@ -47,7 +49,8 @@ def count_cauchy(n: int, M: int, seed: int = 0) -> dict:
 
 def count_filter(N: int, L: int, r: int = 1, step: float = 1.0, seed: int = 0) -> dict:
     """Counts of ``filter_kernel`` for a stable model of size N, length L, with C~
-    supplied (the theorem counts the filter apart from forming C~)."""
+    supplied (the theorem counts the filter apart from forming C~); the summary of
+    :class:`arith.Counting`, as for :func:`count_cauchy`."""
     g = np.random.default_rng(seed)
     a = 2.0 / step
     mu = _poles(N)

@@ -49,7 +49,17 @@ class CertifiedKernel:
     ``balls`` keeps the enclosures at full precision (acb), whose radii are <= eps
     (ball mode) or whose error bound is eps (a-priori mode); ``exact`` holds exact
     Gaussian rationals: the kernel itself in exact mode, the rounded circuit outputs
-    (each within eps of K_j) in a-priori mode."""
+    (each within eps of K_j) in a-priori mode.
+
+    ``certificate`` holds ``mode``, ``routing`` ("exact" or "ball": how the partition and
+    collisions were decided), the filter constants (``b``, ``w``, ``s``, ``d``, ``A_wt``,
+    ``kappa``, ``partition``, ``r``: see ``constants``), ``cauchy`` (the route and, for
+    the arcs, their parameters and ``max_truncation_bound``), ``precision_bits``,
+    ``max_radius``, ``seconds``; with C~ formed here, ``c_tilde`` (how); on the float64
+    route ``arithmetic``; after a float64 attempt that failed, ``float64_route`` (why);
+    in a-priori mode the circuit's entries (see ``apriori.APrioriResult``).  ``counts``
+    is ``counts.kernel_counts``; ``problem`` holds N, r, L, M, eps, mode,
+    exact_inputs, c_tilde_supplied."""
 
     mid: np.ndarray
     rad: np.ndarray

@@ -63,6 +63,7 @@ def input_bits(model: DPLR, step: Any, c_tilde: Any = None) -> int | None:
 
 
 def step_is_exact(step: Any) -> bool:
+    """Whether the step is exact (a number, or a ball of radius 0)."""
     return _parts(step) is not None
 
 

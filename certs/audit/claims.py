@@ -134,6 +134,8 @@ def check_circuit(kf: KernelFile, prec: int, partition: list[int] | None) -> tup
 # -- claims ----------------------------------------------------------------------------------
 
 def check_claims(kf: KernelFile) -> tuple[bool, str]:
+    """(passed, detail): the certificate's mode is the problem's and the stored values
+    are what that mode stores, with the radii it claims (see the module)."""
     cert = kf.certificate
     if cert.get("mode") != kf.mode:
         return False, f"certificate mode {cert.get('mode')!r} differs from the problem's {kf.mode!r}"

@@ -21,7 +21,8 @@ from .recompute import file_c_tilde, file_partition
 def constant_bounds(F: BallField, info: dict, r: int) -> dict:
     """Certified (lower, upper) exact points of the least valid b, w, A_wt (per sum),
     d and s, from a ball filter run with ``keep_blocks``.  ||u|| of the row u = C~* D P is
-    its absolute row sum; ||v|| of the column v = Q* D B its largest entry."""
+    its absolute row sum; ||v|| of the column v = Q* D B its largest entry.  Keys ``b``,
+    ``w``, ``d``, ``s`` (pairs) and ``A_wt`` (pairs by ``constants.sum_key``)."""
     blocks, M = info["blocks"], info["M"]
     minus_one = M // 2 if M >= 2 else None
     out: dict = {}
@@ -80,7 +81,8 @@ def _constants_run(kf: KernelFile, prec: int):
 
 
 def constant_checks(kf: KernelFile, prec: int, checks: Checks) -> Any:
-    """partition, b, w, A_wt, d, s; returns the ball filter run (direct Cauchy sums)."""
+    """The checks partition, b, w, A_wt, d, s, added to ``checks``; returns the ball
+    filter run (direct Cauchy sums, ``keep_blocks``), or None when it failed."""
     F, res, why = _constants_run(kf, prec)
     if res is None:
         for name in ("partition", "b", "w", "A_wt", "d", "s"):

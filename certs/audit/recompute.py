@@ -27,6 +27,7 @@ RETRIES = 2
 
 
 def powers_cost(N: int, L: int, c_tilde_supplied: bool) -> int:
+    """The dense route's cost: N^2 L, plus N^3 log2 M to solve for C from a supplied C~."""
     M = next_power_of_two(L)
     return N * N * L + (N ** 3 * max(1, M.bit_length() - 1) if c_tilde_supplied else 0)
 

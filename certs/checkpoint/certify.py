@@ -23,7 +23,9 @@ from flint import acb, arb, ctx
 
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde
-from ...algorithms.s4.diagonal import diagonal_kernel
+from ...algorithms.s4.diagonal import diagonal_kernel, diagonal_terms
+from ...algorithms.s4.diagonal_midrad import vandermonde_midrad
+from ...arith.midrad import MR, U, RangeError, abs_upper, up
 from ...algorithms.s4.dplr import DPLR
 from ...arith import BallField
 from ...arith.ball import float_upper
@@ -32,6 +34,8 @@ from ..kernel import certify_kernel
 from .layouts import KernelModule
 from .semantics import diagonal_module, dplr_module
 
+#: the certificate's name for kernels certified on float64 disks
+FLOAT64_ARITHMETIC = "float64 midpoint-radius"
 #: relative accuracy asked for when no eps is given: eps = DEFAULT_REL_EPS * max|K|
 DEFAULT_REL_EPS = 1e-13
 START_PREC = 96
@@ -141,23 +145,83 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
             ck.certificate.get("arithmetic", "ball"))
 
 
+#: bits of the FLINT enclosures handed to the float64 route
+ENCLOSURE_PREC = 128
+
+
+def disks(balls: list) -> MR:
+    """Float64 disks containing the given acb balls.
+
+    The midpoints are the balls' midpoints converted to float64 (each component within
+    one unit in the last place, 2u relative, whatever the rounding of the conversion),
+    so the radius is the ball's radius (converted, then enlarged by 2^-50 relative for
+    that conversion) plus ``4u (|re| + |im|)`` of the midpoint, rounded up."""
+    mid = np.array([complex(x.mid()) for x in balls], dtype=np.complex128)
+    rr = np.array([float(x.real.rad()) + float(x.imag.rad()) for x in balls], dtype=np.float64)
+    rad = up(up(rr * (1 + 2.0 ** -50)) + up(4 * U * abs_upper(mid)))
+    bad = ~(np.isfinite(mid) & np.isfinite(rad))
+    if np.any(bad):
+        raise RangeError("an enclosure is not finite")
+    return MR.from_parts(mid, rad)
+
+
+def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int):
+    """Every kernel of ``heads`` at once on float64 disks: (mid, rad) of shape
+    (channels, len(heads), L), or None when the route cannot run (a status other than ok
+    in the terms, or a disk outside the range of its bounds)."""
+    dm = diagonal_module(mod, ENCLOSURE_PREC + 32, heads)
+    F = BallField(ENCLOSURE_PREC)
+    W, S, Z, factor = [], [], [], 2
+    for i in range(len(heads)):
+        for c in range(channels):
+            t = diagonal_terms(F, dm.lam[i], dm.dt[i], dm.B[i], dm.C[c][i], L, mod.settings["disc"],
+                               dm.re_positive[i])
+            if not t.ok:
+                return None
+            W.append(t.value.W)
+            S.append(t.value.start)
+            Z.append(t.value.z)
+            factor = t.value.factor
+    zs = [x for row in Z for x in row]
+    shape = (len(W), len(W[0]))
+
+    def power(e: int) -> MR:
+        with ctx.workprec(ENCLOSURE_PREC):
+            d = disks([x ** e for x in zs])
+        return MR(d.mid.reshape(shape), d.rad.reshape(shape))
+    try:
+        W_, S_ = (disks([x for row in rows for x in row]) for rows in (W, S))
+        mid, rad = vandermonde_midrad(MR(W_.mid.reshape(shape), W_.rad.reshape(shape)),
+                                      MR(S_.mid.reshape(shape), S_.rad.reshape(shape)), power, L, factor)
+    except (RangeError, ArithmeticError, ValueError):
+        return None
+    # batch order is (head, channel): back to (channel, head, L)
+    mid = mid.reshape(len(heads), channels, L).transpose(1, 0, 2)
+    rad = rad.reshape(len(heads), channels, L).transpose(1, 0, 2)
+    return mid, rad
+
+
 class _Refusal(Exception):
     """A kernel that cannot be certified (the module is reported refused with the reason)."""
 
 
 def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads: list[int],
-             progress) -> ModuleKernels:
+             progress, arithmetic: str = "auto") -> ModuleKernels:
     res = _result(mod, L, mod.settings["disc"] if mod.kind == "diag" else "bilinear")
     C = np.asarray(mod.tensors["C"])
     channels = 1 if mod.layout == "s4d-minimal" else (C.shape[0] if C.ndim == 4 else 1)
     mid = np.zeros((channels, len(heads), L))
     rad = np.zeros_like(mid)
     targets, bits, arith = [], 0, set()
+    fast = _diagonal_float64(mod, heads, channels, L) if mod.kind == "diag" and arithmetic != "ball" else None
     try:
         dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
         for i, h in enumerate(heads):
             for c in range(channels):
-                if dm is None:
+                if fast is not None and float(np.max(fast[1][c, i])) <= _target(eps, fast[0][c, i]):
+                    m, r, t, p, a = fast[0][c, i], fast[1][c, i], _target(eps, fast[0][c, i]), 53, \
+                        FLOAT64_ARITHMETIC
+                elif dm is None:
                     m, r, t, p = _diagonal_kernel(mod, h, c, L, eps, max_prec)
                     a = "ball"
                 else:
@@ -187,12 +251,14 @@ def _result(mod: KernelModule, L: int, disc: str) -> ModuleKernels:
 
 
 def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int = DEFAULT_MAX_PREC,
-                   heads: list[int] | None = None,
+                   heads: list[int] | None = None, arithmetic: str = "auto",
                    progress: Callable[[str], None] | None = None) -> ModuleKernels:
     """Certify every (channel, head) kernel of a module at length L (``heads``: a subset).
 
     ``eps``: an absolute bound on every radius, or None for ``DEFAULT_REL_EPS`` times the
-    largest |K| of each kernel.  A module that cannot be certified comes back with
+    largest |K| of each kernel.  Diagonal modules go first through the float64 route
+    (every kernel of the group at once; ``arithmetic="ball"`` skips it); a kernel whose
+    radius misses eps there is certified in ball arithmetic.  A module that cannot be certified comes back with
     ``status = "refused"`` and the reason; bad input raises ValueError.
     """
     if not isinstance(L, int) or isinstance(L, bool) or not 1 <= L <= 1 << 24:
@@ -204,7 +270,9 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
     H = module_heads(mod)
     heads = list(range(H)) if heads is None else list(heads)
     t0 = time.perf_counter()
-    out = _kernels(mod, L, eps, max_prec, heads, progress)
+    if arithmetic not in ("auto", "ball"):
+        raise ValueError(f"arithmetic must be auto or ball, got {arithmetic!r}")
+    out = _kernels(mod, L, eps, max_prec, heads, progress, arithmetic)
     out.seconds = time.perf_counter() - t0
     out.N = 2 * int(np.asarray(mod.tensors["C"]).shape[-2])
     out.info["heads"] = heads

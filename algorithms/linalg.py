@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arith import Truth
+from ..arith.base import Field
 
-from .result import OK, SINGULAR, Result, undecided
+from .result import Result, Status, undecided
 
 
 def identity(F, n: int) -> list[list]:
@@ -14,13 +15,10 @@ def identity(F, n: int) -> list[list]:
 
 
 def dot(F, x: list, y: list):
-    """sum_i x_i y_i (no conjugation); zero for empty vectors."""
-    if not x:
-        return F.zero()
-    acc = F.mul(x[0], y[0])
-    for a, b in zip(x[1:], y[1:]):
-        acc = F.add(acc, F.mul(a, b))
-    return acc
+    """sum_i x_i y_i (no conjugation; zero for empty vectors) in index order on F's own
+    ``mul`` and ``add``: the classical ``Field.dot``, whatever kernel F itself supplies,
+    so a procedure's operation sequence (counted, traced, rounded) does not depend on it."""
+    return Field.dot(F, x, y)
 
 
 def cdot(F, x: list, y: list):
@@ -70,7 +68,7 @@ def lu(F, A: list[list]) -> Result:
             elif t is Truth.UNKNOWN:
                 unknown = True
         if best is None:
-            return undecided(f"pivot in column {c}") if unknown else Result(SINGULAR, info={"column": c})
+            return undecided(f"pivot in column {c}") if unknown else Result(Status.SINGULAR, info={"column": c})
         if best != c:
             U[c], U[best] = U[best], U[c]
             Lm[c], Lm[best] = Lm[best], Lm[c]
@@ -79,7 +77,7 @@ def lu(F, A: list[list]) -> Result:
             f = F.div(U[r][c], U[c][c])
             Lm[r][c] = f
             U[r] = U[r][:c + 1] + [F.sub(U[r][j], F.mul(f, U[c][j])) for j in range(c + 1, n)]
-    return Result(OK, LU(n, perm, Lm, U))
+    return Result(Status.OK, LU(n, perm, Lm, U))
 
 
 def lu_solve(F, f: LU, b: list) -> list:
@@ -101,4 +99,4 @@ def solve(F, A: list[list], b: list) -> Result:
     if len(A) != len(b) or any(len(r) != len(A) for r in A):
         raise ValueError(f"solve: need a square matrix and a matching vector, got {len(A)} rows and {len(b)} entries")
     res = lu(F, A)
-    return Result(OK, lu_solve(F, res.value, b)) if res.ok else res
+    return Result(Status.OK, lu_solve(F, res.value, b)) if res.ok else res

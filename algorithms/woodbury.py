@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .linalg import LU, cdot, dot, lu, lu_solve
-from .result import OK, SINGULAR, Result, undecided, zero_partition
+from .result import Result, Status, undecided, zero_partition
 
 
 @dataclass
@@ -37,7 +37,7 @@ def prepare(F, d: list, U: list[list], V: list[list]) -> Result:
         raise ValueError("woodbury: U and V must both be N x r")
     zero, _, unknown = zero_partition(F, d)
     if zero:
-        return Result(SINGULAR, info={"reason": "D has a zero entry", "index": zero[0]})
+        return Result(Status.SINGULAR, info={"reason": "D has a zero entry", "index": zero[0]})
     if unknown:
         return undecided("an entry of D may be zero")
     DinvU = [[F.div(x, dj) for x in row] for row, dj in zip(U, d)]
@@ -47,7 +47,7 @@ def prepare(F, d: list, U: list[list], V: list[list]) -> Result:
     if not f.ok:
         f.info.setdefault("reason", "W = I + V* D^-1 U is singular")
         return f
-    return Result(OK, Woodbury(list(d), V, DinvU, f.value))
+    return Result(Status.OK, Woodbury(list(d), V, DinvU, f.value))
 
 
 def woodbury_solve(F, d: list, U: list[list], V: list[list], b: list) -> Result:
@@ -63,4 +63,4 @@ def woodbury_solve(F, d: list, U: list[list], V: list[list], b: list) -> Result:
     if len(b) != len(d):
         raise ValueError(f"woodbury: b has {len(b)} entries, D has {len(d)}")
     p = prepare(F, d, U, V)
-    return Result(OK, p.value.solve(F, b)) if p.ok else p
+    return Result(Status.OK, p.value.solve(F, b)) if p.ok else p

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..linalg import LU, dot, lu, lu_solve
-from ..result import OK, SINGULAR, SINGULAR_BILINEAR, Result
+from ..result import Result, Status
 
 
 @dataclass
@@ -65,8 +65,8 @@ def factor(F, A: list[list], delta) -> Result:
     G = [[F.sub(F.one() if i == j else F.zero(), F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
     f = lu(F, G)
     if not f.ok:
-        return Result(SINGULAR_BILINEAR, info=f.info) if f.status == SINGULAR else f
-    return Result(OK, DenseBilinear(A, delta, alpha, f.value))
+        return Result(Status.SINGULAR_BILINEAR, info=f.info) if f.status == Status.SINGULAR else f
+    return Result(Status.OK, DenseBilinear(A, delta, alpha, f.value))
 
 
 def discretize(F, A: list[list], B: list[list], delta) -> Result:
@@ -83,4 +83,4 @@ def discretize(F, A: list[list], B: list[list], delta) -> Result:
     f = factor(F, A, delta)
     if not f.ok:
         return f
-    return Result(OK, f.value.matrices(F, B))
+    return Result(Status.OK, f.value.matrices(F, B))

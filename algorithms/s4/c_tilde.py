@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ...arith import check_power_of_two
 from ..linalg import conj_transpose, solve
-from ..result import OK, Result, undecided
+from ..result import Result, Status, undecided
 from .dplr import DPLR, in_field, read_step
 from .solver import bilinear, structured_solver
 
@@ -28,11 +28,11 @@ def _abar(F, model: DPLR, step, method: str) -> Result:
     """Abar as a dense matrix (rows) by the method's solve."""
     if method == "structured-squaring":
         res = bilinear(F, model, step)
-        return Result(OK, res.value[0]) if res.ok else res
+        return Result(Status.OK, res.value[0]) if res.ok else res
     fast = F.primitive("solve")
     if fast is None:
         res = bilinear(F, model, step, method="dense")
-        return Result(OK, res.value[0]) if res.ok else res
+        return Result(Status.OK, res.value[0]) if res.ok else res
     A = model.dense_A(F)
     alpha = F.div(read_step(F, step), F.const(2))
     N = model.N
@@ -40,7 +40,7 @@ def _abar(F, model: DPLR, step, method: str) -> Result:
     G = [[F.sub(one if i == j else zero, F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
     plus = [[F.add(one if i == j else zero, F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
     X = fast(G, plus)
-    return Result(OK, X) if X is not None else undecided("G = I - (step/2) A not certified invertible")
+    return Result(Status.OK, X) if X is not None else undecided("G = I - (step/2) A not certified invertible")
 
 
 def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring") -> Result:
@@ -56,7 +56,7 @@ def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring"
     P = res.value
     for _ in range(M.bit_length() - 1):
         P = F.matmul(P, P)
-    return Result(OK, P)
+    return Result(Status.OK, P)
 
 
 def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps") -> Result:
@@ -74,12 +74,12 @@ def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps") -> Resu
         v = m.C
         for _ in range(M):
             v = S.apply_plus(S.solve(v))
-        return Result(OK, [F.sub(c, x) for c, x in zip(m.C, v)])
+        return Result(Status.OK, [F.sub(c, x) for c, x in zip(m.C, v)])
     res = abar_power(F, model, step, M, method)
     if not res.ok:
         return res
     C = in_field(F, model).C
-    return Result(OK, [F.sub(c, x) for c, x in zip(C, F.matvec(conj_transpose(F, res.value), C))])
+    return Result(Status.OK, [F.sub(c, x) for c, x in zip(C, F.matvec(conj_transpose(F, res.value), C))])
 
 
 def c_from_c_tilde(F, model: DPLR, step, M: int, c_tilde: list,

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from ...arith import Truth
 from ..linalg import cdot, dot, lu, lu_solve
-from ..result import OK, RESONANT_CORRECTION, SINGULAR, Result
+from ..result import Result, Status
 
 
 def minus_one_index(M: int) -> int | None:
@@ -66,11 +66,11 @@ def value_at(F, blocks: Mapping, b, r: int) -> Result:
     undecided (``info["reason"]``, ``info["stage"] = "correction"``)."""
     f = lu(F, matrix(F, blocks, b, r))
     if not f.ok:
-        if f.status == SINGULAR:
-            return Result(RESONANT_CORRECTION)
+        if f.status == Status.SINGULAR:
+            return Result(Status.RESONANT_CORRECTION)
         f.info["stage"] = "correction"
         return f
-    return Result(OK, transfer(F, blocks, b, lu_solve(F, f.value, rhs(blocks, r)), r))
+    return Result(Status.OK, transfer(F, blocks, b, lu_solve(F, f.value, rhs(blocks, r)), r))
 
 
 def inverse(F, W: list[list]) -> Result:
@@ -81,14 +81,14 @@ def inverse(F, W: list[list]) -> Result:
     if not f.ok:
         return f
     cols = [lu_solve(F, f.value, [F.one() if i == c else F.zero() for i in range(r)]) for c in range(r)]
-    return Result(OK, [[cols[c][i] for c in range(r)] for i in range(r)])
+    return Result(Status.OK, [[cols[c][i] for c in range(r)] for i in range(r)])
 
 
 def is_singular(F, W: list[list]) -> Truth:
     """Whether W is singular: TRUE / FALSE, UNKNOWN when elimination cannot decide a pivot
     (never UNKNOWN in an exact field)."""
     status = lu(F, W).status
-    return Truth.TRUE if status == SINGULAR else Truth.FALSE if status == OK else Truth.UNKNOWN
+    return Truth.TRUE if status == Status.SINGULAR else Truth.FALSE if status == Status.OK else Truth.UNKNOWN
 
 
 def blocks_at_point(F, poles: list, weights: Mapping, offsets: Mapping, z) -> dict:

@@ -23,7 +23,7 @@ from ..dft import idft, next_power_of_two
 from .c_tilde import c_tilde as form_c_tilde
 from .dplr import DPLR, check_length, in_field, read_step
 from ..linalg import dot
-from ..result import COLLISION, OK, RESONANT_DIAGONAL, Result, undecided, zero_partition
+from ..result import Result, Status, undecided, zero_partition
 from . import correction
 
 CAUCHY_ROUTES = ("tree", "direct", "fast")
@@ -37,7 +37,7 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
         res = cauchy_fast_many(F, poles, [weights[k] for k in keys], M, eps)
         if not res.ok:
             return res
-        return Result(OK, dict(zip(keys, res.value)), {"fast": {k: v for k, v in res.info.items()
+        return Result(Status.OK, dict(zip(keys, res.value)), {"fast": {k: v for k, v in res.info.items()
                                                                  if k in ("p", "p0", "theta", "rho0", "leaf")},
                                                         "bound": dict(zip(keys, res.info["bound"]))})
     f = cauchy_on_roots if route == "tree" else cauchy_direct
@@ -47,7 +47,7 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
         if not res.ok:
             return res
         out[k] = res.value
-    return Result(OK, out)
+    return Result(Status.OK, out)
 
 
 @dataclass
@@ -114,7 +114,7 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
                for key, (_, v) in pairs.items()}
     offsets = {key: F.mul(half_delta, dot(F, [conj_u[key][j] for j in exceptional], [v[j] for j in exceptional]))
                for key, (_, v) in pairs.items()} if exceptional else {}
-    return Result(OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets))
+    return Result(Status.OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets))
 
 
 def correction_at(F, model: DPLR, step, z, exceptional: list[int] | None = None) -> Result:
@@ -130,7 +130,7 @@ def correction_at(F, model: DPLR, step, z, exceptional: list[int] | None = None)
     st = su.value
     T = {key: w for key, w in st.weights.items() if key[0] != "C" and key[1] != "B"}
     blocks = correction.blocks_at_point(F, st.poles, T, st.offsets, z)
-    return Result(OK, correction.matrix(F, blocks, correction.beta(F, z), model.r))
+    return Result(Status.OK, correction.matrix(F, blocks, correction.beta(F, z), model.r))
 
 
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
@@ -169,8 +169,8 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     exceptional, poles, weights = st.exceptional, st.poles, st.weights
     sums = _cauchy_sums(F, cauchy, poles, weights, M, cauchy_eps)
     if not sums.ok:
-        if sums.status == COLLISION:
-            return Result(RESONANT_DIAGONAL, info=sums.info)
+        if sums.status == Status.COLLISION:
+            return Result(Status.RESONANT_DIAGONAL, info=sums.info)
         sums.info["stage"] = "cauchy"
         return sums
     for key, const in st.offsets.items():  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j
@@ -194,7 +194,7 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     if keep_blocks:
         info.update(blocks=vals, poles=poles, weights=kept_weights, c_tilde=Ct)
     del vals
-    return Result(OK, idft(F, H)[:L], info)
+    return Result(Status.OK, idft(F, H)[:L], info)
 
 
 def convolve(F, K: list, u: list) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..linalg import cdot, dot
-from ..result import OK, Result
+from ..result import Result, Status
 from .bilinear import factor
 from .dplr import DPLR, check_length, in_field, read_step
 from .solver import bilinear
@@ -25,7 +25,7 @@ def kernel_by_powers(F, model: DPLR, step, L: int) -> Result:
         K.append(cdot(F, C, v))
         if j + 1 < L:
             v = [dot(F, row, v) for row in Abar]
-    return Result(OK, K)
+    return Result(Status.OK, K)
 
 
 def dense_kernel(F, A: list[list], B: list, C: list, step: Any, L: int) -> Result:
@@ -58,4 +58,4 @@ def dense_kernel(F, A: list[list], B: list, C: list, step: Any, L: int) -> Resul
         K.append(cdot(F, C, v))
         if j + 1 < L:
             v = G.step(F, v)
-    return Result(OK, K)
+    return Result(Status.OK, K)

@@ -35,7 +35,7 @@ from ...arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upp
 from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
 from ..linalg import dot
-from ..result import OK, Result, undecided
+from ..result import Result, Status, undecided
 from . import correction
 from .constants import b_rows
 from .filter import setup
@@ -292,7 +292,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
             "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
             "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt}
-    return Result(OK, (mid[:L].copy(), np.full(L, R)), info)
+    return Result(Status.OK, (mid[:L].copy(), np.full(L, R)), info)
 
 
 def _constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import woodbury
 from ..linalg import cdot, dot, lu, lu_solve
-from ..result import OK, SINGULAR_BILINEAR, Result, undecided, zero_partition
+from ..result import Result, Status, undecided, zero_partition
 from .bilinear import discretize
 from .dplr import DPLR, FieldModel, as_vector, in_field, read_step
 
@@ -45,10 +45,10 @@ class BilinearSolver:
             U = [[F.mul(alpha, x) for x in row] for row in P]
             w = woodbury.prepare(F, d, U, Q)
             if not w.ok:
-                return w if w.status != "singular" else Result(SINGULAR_BILINEAR, info=w.info)
-            return Result(OK, cls(F, lam, P, Q, alpha, "woodbury", w.value))
+                return w if w.status != Status.SINGULAR else Result(Status.SINGULAR_BILINEAR, info=w.info)
+            return Result(Status.OK, cls(F, lam, P, Q, alpha, "woodbury", w.value))
         if len(Z) > r:
-            return Result(SINGULAR_BILINEAR, info={"reason": f"{len(Z)} zero diagonal entries exceed r = {r}"})
+            return Result(Status.SINGULAR_BILINEAR, info={"reason": f"{len(Z)} zero diagonal entries exceed r = {r}"})
         dJ = {j: d[j] for j in J}
         n = r + len(Z)
         M = [[F.zero()] * n for _ in range(n)]
@@ -65,8 +65,8 @@ class BilinearSolver:
                 M[r + c][k] = F.mul(alpha, P[j][k])
         f = lu(F, M)
         if not f.ok:
-            return f if f.status != "singular" else Result(SINGULAR_BILINEAR, info={"reason": "bordered system is singular"})
-        return Result(OK, cls(F, lam, P, Q, alpha, "bordered", _Bordered(J, Z, dJ, f.value)))
+            return f if f.status != Status.SINGULAR else Result(Status.SINGULAR_BILINEAR, info={"reason": "bordered system is singular"})
+        return Result(Status.OK, cls(F, lam, P, Q, alpha, "bordered", _Bordered(J, Z, dJ, f.value)))
 
     def solve(self, b: list) -> list:
         F = self.F
@@ -129,7 +129,7 @@ def recurrent(F, model: DPLR, step, u: list, x0: list | None = None) -> Result:
         b = [F.add(p, F.mul(db, ut)) for p, db in zip(S.apply_plus(x), dB)]
         x = S.solve(b)
         ys.append(cdot(F, m.C, x))
-    return Result(OK, ys, {"state": x})
+    return Result(Status.OK, ys, {"state": x})
 
 
 def bilinear(F, model: DPLR, step, method: str = "structured") -> Result:
@@ -142,7 +142,7 @@ def bilinear(F, model: DPLR, step, method: str = "structured") -> Result:
         if not res.ok:
             return res
         Abar, Bbar = res.value
-        return Result(OK, (Abar, [row[0] for row in Bbar]))
+        return Result(Status.OK, (Abar, [row[0] for row in Bbar]))
     if method != "structured":
         raise ValueError(f"bilinear: method must be 'structured' or 'dense', got {method!r}")
     res, m, delta = structured_solver(F, model, step)
@@ -156,4 +156,4 @@ def bilinear(F, model: DPLR, step, method: str = "structured") -> Result:
         cols.append(S.solve(S.apply_plus(e)))
     Abar = [[cols[j][i] for j in range(N)] for i in range(N)]
     Bbar = S.solve([F.mul(delta, b) for b in m.B])
-    return Result(OK, (Abar, Bbar))
+    return Result(Status.OK, (Abar, Bbar))

@@ -67,15 +67,21 @@ def field_sqrt(F, q: Any):
 
 # -- input checks ------------------------------------------------------------------
 
+def check_size(x: Any, what: str) -> int:
+    """A size (state, memory, length, features) as an int >= 1."""
+    if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_)) or x < 1:
+        raise ValueError(f"{what} must be an integer >= 1, got {x!r}")
+    return int(x)
+
+
 def check_N(N: Any) -> int:
     """The state size as an int >= 1."""
-    if not isinstance(N, (int, np.integer)) or isinstance(N, (bool, np.bool_)) or N < 1:
-        raise ValueError(f"N must be an integer >= 1, got {N!r}")
-    return int(N)
+    return check_size(N, "N")
 
 
-def _check_theta(theta: Any) -> Fraction:
-    """theta as an exact positive rational (a float is its exact binary value)."""
+def read_theta(theta: Any) -> Fraction:
+    """The window length theta as an exact positive rational (a float is its exact
+    binary value)."""
     if theta is None:
         raise ValueError("LegT needs a window length theta > 0")
     re, im = exact_parts(theta, "theta")
@@ -89,7 +95,7 @@ def check_kind(kind: Any, theta: Any) -> tuple[str, Fraction | None]:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind == "legt":
-        return kind, _check_theta(theta)
+        return kind, read_theta(theta)
     if theta is not None:
         raise ValueError(f"theta applies to LegT only, got theta={theta!r} for {kind!r}")
     return kind, None
@@ -136,7 +142,7 @@ def legt(F, N: int, theta: Any) -> tuple[list[list], list]:
 
 def legt_rational(N: int, theta: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
     """``G^T`` and ``B`` of :func:`legt` as exact rationals (theta read exactly)."""
-    N, th = check_N(N), _check_theta(theta)
+    N, th = check_N(N), read_theta(theta)
     sign = lambda m: 1 if m % 2 == 0 else -1
     G = [[Fraction(-(2 * n + 1) * (sign(n - k) if n >= k else 1)) / th for k in range(N)]
          for n in range(N)]

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .lmu_memory import check_size, impulse_response, state_space_matrices
+from .hippo import check_size
+from .lmu_memory import impulse_response, state_space_matrices
 
 
 # -- layers -----------------------------------------------------------------------------

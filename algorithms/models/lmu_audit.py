@@ -22,8 +22,8 @@ import numpy as np
 from flint import arb, arb_mat, ctx
 
 from ...arith.ball import float_lower, float_upper
-from .lmu_memory import (check_ab, check_size, impulse_response, impulse_response_powers,
-                         mid_array, read_theta, zoh_certified)
+from .hippo import check_size, read_theta
+from .lmu_memory import check_ab, impulse_response, impulse_response_powers, mid_array, zoh_certified
 
 _U64 = Fraction(1, 2 ** 53)  # unit roundoff of IEEE binary64
 

@@ -18,25 +18,9 @@ from typing import Any
 import numpy as np
 from flint import arb_mat, ctx
 
-from ...arith import exact_parts
-from .hippo import legt_rational
+from .hippo import check_size, legt_rational, read_theta
 from .lti_model import LTIModel
 from .lti_simulate import augmented_exponential, flint_matrices
-
-
-def check_size(x: Any, what: str) -> int:
-    """A size (memory, length, features) as an int >= 1."""
-    if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_)) or x < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {x!r}")
-    return int(x)
-
-
-def read_theta(theta: Any) -> Fraction:
-    """The window length as an exact rational > 0 (a float is its binary value)."""
-    re, im = exact_parts(theta, "theta")
-    if im != 0 or re <= 0:
-        raise ValueError(f"theta must be a real number > 0, got {theta!r}")
-    return re
 
 
 def legt_matrices(memory_size: int, theta: Any) -> tuple[list[list[Fraction]], list[Fraction]]:

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from flint import acb, arb, ctx
 
-from ..algorithms.linalg import lu, lu_solve
+from ..algorithms.s4.constants import norm_terms
 from ..arith import BallField
 from ..arith.ball import float_lower, float_upper
 
@@ -75,30 +75,17 @@ def _norm_inf(rows: list[list]) -> arb:
 
 def filter_constants(F: BallField, info: dict, r: int) -> dict:
     """b, w, s (with d and A_wt), kappa and their ingredients from a ball filter run
-    made with ``keep_blocks=True``.  Values are floats rounded outward (b, w, s, A_wt,
-    kappa up; d down)."""
+    made with ``keep_blocks=True``: the dict of :func:`constants_from_bounds`.  Which
+    entries b and w bound is ``algorithms.s4.constants.norm_terms``; their moduli are
+    bounded here by exact upper points.  Values are floats rounded outward (b, w, s,
+    A_wt, kappa up; d down)."""
     blocks, M = info["blocks"], info["M"]
-    minus_one = M // 2 if M >= 2 else None
     with ctx.workprec(F.prec):
         b, w = arb(1), arb(1)
-        for k in range(M):
-            if k == minus_one:
-                continue
-            beta = (1 + F.root_of_unity(M, k)) / 2
-            T = [[blocks[(i, c)][k] for c in range(r)] for i in range(r)]
-            cands = [_abs_upper(blocks[("C", "B")][k]),
-                     _norm_inf([[blocks[("C", i)][k] for i in range(r)]]),  # u is a row
-                     _norm_inf([[blocks[(i, "B")][k]] for i in range(r)]),  # v is a column
-                     _norm_inf(T)]
-            for c in cands:
-                b = b if b >= c else c
-            W = [[(1 if i == c else 0) + beta * T[i][c] for c in range(r)] for i in range(r)]
-            f = lu(F, W)
-            if not f.ok:
-                inv_norm = arb(math.inf)
-            else:
-                cols = [lu_solve(F, f.value, [F.one() if i == c else F.zero() for i in range(r)]) for c in range(r)]
-                inv_norm = _norm_inf([[cols[c][i] for c in range(r)] for i in range(r)])
+        for _, rows, inv in norm_terms(F, blocks, M, r):  # the rows of b and of w = ||W^-1||
+            c = _norm_inf(rows)
+            b = b if b >= c else c
+            inv_norm = _norm_inf(inv) if inv is not None else arb(math.inf)
             w = w if w >= inv_norm else inv_norm
         d_f = float_lower(separation(F, info["poles"], M))
         a_wt = {}

@@ -7,8 +7,8 @@ decisions can be taken in exact arithmetic instead of with balls:
 * pole/grid collisions: mu_j = (a - lambda_j)/(a + lambda_j) is a Gaussian rational, and
   the only Gaussian-rational roots of unity are 1, -1, i, -i; so mu_j lies on the grid of
   M points exactly when it is 1, or -1 (M >= 2), or +-i (M >= 4);
-* a singular correction W(z_k) at one root, by exact arithmetic in Q(zeta_m), m the order
-  of z_k (used only where balls could not decide).
+* a singular correction W(z_k) at one root, by the filter's correction in exact
+  arithmetic in Q(zeta_m), m the order of z_k (used only where balls could not decide).
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from typing import Any
 
 from flint import acb, arb, ctx, fmpq
 
+from ..algorithms.s4.correction import is_singular
 from ..algorithms.s4.dplr import DPLR
-from ..algorithms.linalg import lu
-from ..algorithms.result import SINGULAR
-from ..arith import ExactField, exact_parts
+from ..algorithms.s4.filter import correction_at
+from ..arith import ExactField, Truth, exact_parts
 
 Q2 = tuple[Fraction, Fraction]
 
@@ -106,8 +106,9 @@ def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> 
 
 
 def correction_singular_at(model: DPLR, step: Any, M: int, k: int) -> bool:
-    """Whether W(z_k) = I + Q* R(z_k) P is singular, exactly (z_k != -1, no diagonal
-    resonance at z_k)."""
+    """Whether W(z_k) = I + beta S_QP(z_k) is singular, decided exactly in Q(zeta_m), m the
+    order of z_k (z_k != -1, no diagonal resonance at z_k): the filter's correction
+    (``algorithms.s4.filter.correction_at``) in the exact field."""
     m = M
     while m > 1 and k % 2 == 0 and k:
         k //= 2
@@ -115,15 +116,7 @@ def correction_singular_at(model: DPLR, step: Any, M: int, k: int) -> bool:
     if k == 0:
         m, k = 1, 0
     E = ExactField(max(4, m))
-    z = E.root_of_unity(m, k)
-    a = E.from_number(2 / exact_parts(step)[0])
-    s = E.div(E.mul(a, E.sub(E.one(), z)), E.add(E.one(), z))
-    R = [E.div(E.one(), E.sub(s, E.from_number(lam))) for lam in model.Lambda]
-    r = model.r
-    W = [[E.one() if i == c else E.zero() for c in range(r)] for i in range(r)]
-    for j in range(model.N):
-        for i in range(r):
-            qi = E.conj(E.from_number(model.Q[j][i]))
-            for c in range(r):
-                W[i][c] = E.add(W[i][c], E.mul(E.mul(qi, R[j]), E.from_number(model.P[j][c])))
-    return lu(E, W).status == SINGULAR
+    W = correction_at(E, model, step, E.root_of_unity(m, k))
+    if not W.ok:
+        raise ArithmeticError(f"the exact correction at z_{k} returned {W.status}")
+    return is_singular(E, W.value) is Truth.TRUE

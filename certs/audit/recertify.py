@@ -7,13 +7,13 @@ from typing import Any
 
 from flint import arb, ctx
 
-from ...algorithms.linalg import lu, lu_solve
+from ...algorithms.s4.constants import norm_terms
 from ...algorithms.s4.filter import filter_kernel
 from ...arith import BallField
 
 from ..constants import separation, sum_key
 from ..io.kernel_file import KernelFile
-from .checks import (Checks, abs_bounds, fmt, lower_check, pt_max, pt_min, stored_int, stored_point,
+from .checks import (Checks, fmt, lower_check, pt_max, pt_min, stored_int, stored_point,
                      sum_bounds, upper_check)
 from .recompute import file_c_tilde, file_partition
 
@@ -24,28 +24,18 @@ def constant_bounds(F: BallField, info: dict, r: int) -> dict:
     its absolute row sum; ||v|| of the column v = Q* D B its largest entry.  Keys ``b``,
     ``w``, ``d``, ``s`` (pairs) and ``A_wt`` (pairs by ``constants.sum_key``)."""
     blocks, M = info["blocks"], info["M"]
-    minus_one = M // 2 if M >= 2 else None
     out: dict = {}
     with ctx.workprec(F.prec):
         b_lo = b_hi = w_lo = w_hi = arb(1)
-        for k in range(M):
-            if k == minus_one:
-                continue
-            T = [[blocks[(i, c)][k] for c in range(r)] for i in range(r)]
-            cands = [abs_bounds(blocks[("C", "B")][k]), sum_bounds([blocks[("C", i)][k] for i in range(r)])]
-            cands += [abs_bounds(blocks[(i, "B")][k]) for i in range(r)]
-            cands += [sum_bounds(row) for row in T]
-            for lo, hi in cands:
+        for _, rows, inv in norm_terms(F, blocks, M, r):  # the rows of b and of w = ||W^-1||
+            for row in rows:
+                lo, hi = sum_bounds(row)
                 b_lo, b_hi = pt_max(b_lo, lo), pt_max(b_hi, hi)
-            beta = (1 + F.root_of_unity(M, k)) / 2
-            W = [[(1 if i == c else 0) + beta * T[i][c] for c in range(r)] for i in range(r)]
-            f = lu(F, W)
-            if not f.ok:
+            if inv is None:
                 w_hi = arb("inf")
                 continue
-            cols = [lu_solve(F, f.value, [F.one() if i == c else F.zero() for i in range(r)]) for c in range(r)]
-            for i in range(r):
-                lo, hi = sum_bounds([cols[c][i] for c in range(r)])
+            for row in inv:
+                lo, hi = sum_bounds(row)
                 w_lo, w_hi = pt_max(w_lo, lo), pt_max(w_hi, hi)
         out["b"], out["w"] = (b_lo, b_hi), (w_lo, w_hi)
         poles = info["poles"]

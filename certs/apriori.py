@@ -22,6 +22,7 @@ from ..arith import BallField, RoundedField, trace
 from ..arith.ball import float_upper
 
 from .ball_run import c_tilde_balls
+from .io.numbers import arb_point
 from .errors import CertificationError
 
 
@@ -37,11 +38,6 @@ class APrioriResult:
     balls: list
     certificate: dict
     values: list  # the rounded circuit outputs, exactly (each within eps of K_j)
-
-
-def _point_fraction(x: arb) -> Fraction:
-    man, exp = x.mid().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 def circuit_bounds(circuit, inputs: list, prec: int, max_prec: int) -> tuple[Fraction, Fraction, int]:
@@ -69,7 +65,7 @@ def circuit_bounds(circuit, inputs: list, prec: int, max_prec: int) -> tuple[Fra
                         break
                     D0 = D0 if D0 <= lo else lo
         if ok:
-            return _point_fraction(V0), _point_fraction(D0), prec
+            return arb_point(V0.mid()), arb_point(D0.mid()), prec
         if 2 * prec > max_prec:
             raise CertificationError(f"a-priori: a divisor of the circuit is not certainly nonzero at {prec} bits")
         prec *= 2

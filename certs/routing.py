@@ -23,12 +23,9 @@ from ..algorithms.s4.dplr import DPLR
 from ..algorithms.s4.filter import correction_at
 from ..arith import ExactField, Truth, exact_parts
 
+from .io.numbers import arb_point
+
 Q2 = tuple[Fraction, Fraction]
-
-
-def _arb_fraction(x: arb) -> Fraction:
-    man, exp = x.mid().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 def _parts(x: Any) -> Q2 | None:
@@ -36,7 +33,7 @@ def _parts(x: Any) -> Q2 | None:
     if isinstance(x, (arb, acb)):
         z = acb(x)
         if z.is_exact():
-            return _arb_fraction(z.real), _arb_fraction(z.imag)
+            return arb_point(z.real.mid()), arb_point(z.imag.mid())
         return None
     try:
         return exact_parts(x)

@@ -148,6 +148,16 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
     by key), the poles and the per-sum weights, for the filter constants.
 
+    Result: ``value`` the L kernel entries.  ``info``: ``"M"`` (grid size),
+    ``"exceptional"`` (the j with lambda_j = -2/step), ``"cauchy"`` (``"route"`` and
+    the route's own keys: for ``"fast"`` its orders ``p``, ``p0``, ``theta``, ``rho0``,
+    ``leaf`` under ``"fast"`` and the truncation bounds per sum under ``"bound"``); with
+    ``keep_blocks`` also ``"blocks"``, ``"poles"``, ``"weights"``, ``"c_tilde"``.
+    Statuses: ``resonant-diagonal`` (a pole mu_j on the grid; the Cauchy route's info),
+    ``resonant-correction`` (W(z_k) singular; ``info["root"] = k``), ``undecided``
+    (``info["reason"]``, ``info["stage"]`` in {"cauchy", "correction"}, and ``"root"``
+    for the correction), and those of forming C~ (``c_tilde``).
+
     >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)
     >>> m = DPLR([-1], [0], B=[1], C=[1])

@@ -243,6 +243,13 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     by weight key).  Status "undecided" (with a reason) when float64 disks cannot
     decide something; then a ball run at higher precision can.
 
+    Result: ``value`` = (midpoints, radii), both numpy arrays of length L.  ``info``:
+    ``"M"``, ``"exceptional"``, ``"poles"`` (how many), ``"cauchy"`` (``"route"``:
+    ``"direct"``, ``"arithmetic"``), ``"b"``, ``"w"`` (upper bounds, floats >= 1),
+    ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper bounds of
+    sum_j |a_j| by weight key).  Statuses: ``undecided`` (``info["reason"]``), and the
+    set-up's (``filter.setup``).
+
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_midrad(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
     >>> mid, rad = res.value

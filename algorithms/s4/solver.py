@@ -36,6 +36,10 @@ class BilinearSolver:
 
     @classmethod
     def prepare(cls, F, lam: list, P: list[list], Q: list[list], alpha) -> Result:
+        """The solver of G = I - alpha (diag(lam) - P Q*).  Statuses:
+        ``singular-bilinear-matrix`` (more than r zero d_j, or a singular correction /
+        bordered system; ``info`` from the elimination, or ``"reason"``) and
+        ``undecided`` (``info["reason"]``: a zero test F could not decide)."""
         d = [F.sub(F.one(), F.mul(alpha, l)) for l in lam]
         Z, J, unknown = zero_partition(F, d)
         if unknown:
@@ -114,7 +118,8 @@ def structured_solver(F, model: DPLR, step, adjoint: bool = False) -> tuple[Resu
 
 def recurrent(F, model: DPLR, step, u: list, x0: list | None = None) -> Result:
     """The recurrent mode: b_t = (I + alpha A) x_{t-1} + step B u_t, G x_t = b_t,
-    y_t = C* x_t.  ``value`` is the list of outputs; ``info["state"]`` the last state."""
+    y_t = C* x_t.  ``value`` is the list of outputs; ``info["state"]`` the last state.
+    Statuses as in ``BilinearSolver.prepare``."""
     res, m, delta = structured_solver(F, model, step)
     if not res.ok:
         return res

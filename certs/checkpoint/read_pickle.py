@@ -7,8 +7,8 @@ that :func:`pickletools.genops` decodes:
 
 * a global (``GLOBAL``, ``STACK_GLOBAL``) is looked up in a table of stand-ins given by
   the caller; every other name is refused before anything is built;
-* ``REDUCE``, ``NEWOBJ`` and ``BUILD`` apply only to those stand-ins (:class:`Callable`
-  and :class:`Record`); persistent ids go to a caller's function;
+* ``REDUCE``, ``NEWOBJ`` and ``BUILD`` apply only to those stand-ins (:class:`Callable`,
+  :class:`Record`, :class:`Instance`); persistent ids go to a caller's function;
 * every container records its nesting depth when it is built or grows; deeper than the
   bound is refused, so no later recursion (hashing a tuple, comparing, walking) can be
   deep;
@@ -43,6 +43,14 @@ class Callable:
     fn: _Fn[..., Any]
 
 
+@dataclass(frozen=True)
+class ClassName:
+    """A class that the stream may name as a value (``typing.Any``, ``builtins.dict``),
+    kept as its dotted name; it cannot be called."""
+
+    name: str
+
+
 class Record(dict):
     """A dict-like object rebuilt from the stream (an ``OrderedDict``, a dict subclass).
 
@@ -50,6 +58,15 @@ class Record(dict):
 
     def __init__(self) -> None:
         super().__init__()
+        self.state: Any = None
+
+
+class Instance:
+    """An object of an allowed class, rebuilt as data only: the class's dotted name and
+    the state that ``BUILD`` gives it (never as attributes, never through its code)."""
+
+    def __init__(self, cls_name: str) -> None:
+        self.cls_name = cls_name
         self.state: Any = None
 
 
@@ -337,7 +354,7 @@ def _newobj_ex(m: _Machine, _arg: Any) -> None:
 def _build(m: _Machine, _arg: Any) -> None:
     state = m.pop()
     inst = m.top()
-    if not isinstance(inst, Record):
+    if not isinstance(inst, (Record, Instance)):
         raise PickleRefused(f"BUILD on a {type(inst).__name__} is not allowed")
     inst.state = state
     m.grew(inst, state)
@@ -384,4 +401,4 @@ def restricted_load(data: bytes, globals_table: dict[tuple[str, str], Any],
     return _Machine(globals_table, persistent_load, max_depth).run(data)
 
 
-__all__ = ["Callable", "PickleRefused", "Record", "restricted_load"]
+__all__ = ["Callable", "ClassName", "Instance", "PickleRefused", "Record", "restricted_load"]

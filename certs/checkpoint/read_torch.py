@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .read_limits import ReadLimits
+from .read_omegaconf import omegaconf_globals
 from .read_pickle import Callable, PickleRefused, Record, restricted_load
 from .read_zip import open_zip, read_entry
 
@@ -206,24 +207,26 @@ def _latin1_bytes(text: Any, encoding: Any = "latin1") -> bytes:
 
 
 def globals_table(loader: _Loader) -> dict[tuple[str, str], Any]:
-    """The names a torch pickle may use, each mapped to its stand-in."""
-    table: dict[tuple[str, str], Any] = {
-        ("torch._utils", "_rebuild_tensor_v2"): Callable("_rebuild_tensor_v2", _rebuild_v2(loader)),
-        ("torch._utils", "_rebuild_tensor_v3"): Callable("_rebuild_tensor_v3", _rebuild_v3(loader)),
-        ("torch._utils", "_rebuild_parameter"): Callable("_rebuild_parameter", _parameter),
-        ("torch._utils", "_rebuild_parameter_with_state"):
-            Callable("_rebuild_parameter_with_state", _parameter),
-        ("torch", "Size"): Callable("Size", _size),
-        ("collections", "OrderedDict"): Callable("OrderedDict", _empty_record),
-        ("_codecs", "encode"): Callable("encode", _latin1_bytes),
+    """The names a torch pickle may use, each mapped to its stand-in: tensor rebuilding,
+    storage types, dtypes, ``torch.Size``, ``OrderedDict``, Lightning's
+    ``AttributeDict`` and OmegaConf's containers (:mod:`.read_omegaconf`)."""
+    functions = {
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_v2(loader),
+        ("torch._utils", "_rebuild_tensor_v3"): _rebuild_v3(loader),
+        ("torch._utils", "_rebuild_parameter"): _parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _parameter,
+        ("torch", "Size"): _size,
+        ("collections", "OrderedDict"): _empty_record,
+        ("_codecs", "encode"): _latin1_bytes,
+        **{(module, "AttributeDict"): _empty_record for module in _LIGHTNING_DICTS},
     }
+    table: dict[tuple[str, str], Any] = omegaconf_globals()
+    table.update({(m, n): Callable(f"{m}.{n}", fn) for (m, n), fn in functions.items()})
     for name, kind in _STORAGES.items():
         table[("torch", name)] = Kind(kind, untyped=name == "UntypedStorage")
     table[("torch.storage", "UntypedStorage")] = table[("torch", "UntypedStorage")]
     for name in _KINDS:
         table[("torch", name)] = Kind(name)
-    for module in _LIGHTNING_DICTS:
-        table[(module, "AttributeDict")] = Callable("AttributeDict", _empty_record)
     return table
 
 

@@ -13,7 +13,9 @@ Nested containers are flattened with ``.``: ``{"model": {"w": t}}`` gives the ke
 ``model.w`` (a ``state_dict`` is already flat: its keys are dotted module paths), list
 entries get their index.  A Lightning checkpoint (a top-level dict with a
 ``state_dict`` dict) has ``format == "ckpt"``; its tensors are those of ``state_dict``,
-its ``hyper_parameters`` are returned as plain data, and its other top-level entries go
+its ``hyper_parameters`` are returned as plain data (an OmegaConf ``DictConfig``, as a
+Hydra-configured run stores them, becomes the dict ``OmegaConf.to_container(cfg,
+resolve=False)`` would give: interpolations stay strings), and its other top-level entries go
 to ``extra`` when they hold no tensor (others, such as ``optimizer_states``, are only
 named in ``extra["skipped"]``).  Any other torch file has ``format == "pt"`` and all its
 tensors.  Non-tensor leaves met among the tensors (numbers, strings, None) go to
@@ -32,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from .read_limits import DEFAULT_LIMITS, CheckpointError, ReadLimits, one_line
+from .read_omegaconf import omega_content
+from .read_pickle import Callable, ClassName, Instance
 from .read_safetensors import load_json_bytes, read_safetensors
 from .read_torch import read_torch
 from .read_zip import ZIP_ERRORS, check_file_size, open_zip
@@ -102,7 +106,8 @@ def flatten(obj: Any, max_depth: int) -> tuple[dict[str, np.ndarray], dict[str, 
 def plain(obj: Any, max_depth: int, where: str = "", depth: int = 0,
           done: dict | None = None) -> Any:
     """``obj`` as plain data: dicts (string or integer keys), lists, str, int, float,
-    bool, None; tuples and sets become lists, arrays their ``tolist()``.  A container
+    bool, None; tuples and sets become lists, arrays their ``tolist()``, OmegaConf
+    containers their content, a class named as a value its dotted name.  A container
     met twice is converted once (``done``), so shared data costs no more than once."""
     if depth > max_depth:
         raise ValueError(f"containers nested deeper than {max_depth} at {where!r}")
@@ -110,12 +115,16 @@ def plain(obj: Any, max_depth: int, where: str = "", depth: int = 0,
         return obj
     if isinstance(obj, np.ndarray):
         return obj.tolist()
+    if isinstance(obj, (Callable, ClassName)):
+        return obj.name
     done = {} if done is None else done
     if id(obj) in done:
         return done[id(obj)]
-    if isinstance(obj, dict):
-        out: Any = {k: plain(v, max_depth, f"{where}.{k}", depth + 1, done)
-                    for k, v in _entries(obj, "")}
+    if isinstance(obj, Instance):
+        out: Any = plain(omega_content(obj), max_depth, where, depth + 1, done)
+    elif isinstance(obj, dict):
+        out = {k: plain(v, max_depth, f"{where}.{k}", depth + 1, done)
+               for k, v in _entries(obj, "")}
     elif isinstance(obj, (list, tuple, set, frozenset)):
         out = [plain(v, max_depth, where, depth + 1, done) for v in obj]
     else:

@@ -65,6 +65,36 @@ def test_lightning_checkpoint_holds_the_pt_tensors_under_model():
     json.dumps(ck.hyper_parameters)  # plain data
 
 
+def test_omegaconf_hyper_parameters_are_read_as_plain_data():
+    """``omegaconf_hparams.ckpt``: the pickle that ``pickle.dumps(..., protocol=2)`` wrote
+    (omegaconf 2.4.0) for a Lightning dict whose hyper_parameters is a DictConfig, as in
+    a Hydra-configured run; expected: ``OmegaConf.to_container(cfg, resolve=False)``."""
+    ck = read_checkpoint(Path(__file__).with_name("omegaconf_hparams.ckpt"))
+    assert ck.format == "ckpt" and ck.tensors == {}
+    assert ck.hyper_parameters == {
+        "model": {"_name_": "model", "d_model": 4, "prenorm": True,
+                  "layer": {"_name_": "s4", "d_state": 64, "dt_transform": "softplus",
+                            "lr": {"dt": 0.001, "A": 0.001}, "disc": "zoh", "l_max": None,
+                            "init": "legs", "dt_min": 0.001}},
+        "dataset": {"l_max": 1024, "sizes": [1, 2.5, None, True, "x"]},
+        "train": {"seed": 2222, "interval": "${model.d_model}", "missing": "???"}}
+    assert ck.extra == {"hparams_type": "omegaconf.dictconfig.DictConfig", "epoch": 2,
+                        "global_step": 40, "pytorch-lightning_version": "2.1.0"}
+
+
+def test_omegaconf_stand_ins_cannot_be_misused(tmp_path):
+    node = Call(G("omegaconf.nodes", "AnyNode"), (1,))   # NEWOBJ-only classes called with args
+    refused(write_torch_zip(tmp_path / "n.ckpt", dumps({"hyper_parameters": node}), {}),
+            "built with arguments")
+    enum = Call(G("omegaconf.nodes", "EnumNode"), ())
+    refused(write_torch_zip(tmp_path / "e.ckpt", dumps({"hyper_parameters": enum}), {}),
+            "'omegaconf.nodes.EnumNode'")
+    any_type = Call(G("typing", "Any"), ())                # names as values, never called
+    refused(write_torch_zip(tmp_path / "a.ckpt", dumps({"x": any_type}), {}), "REDUCE on a")
+    meta = {"state_dict": {}, "hyper_parameters": Call(G("omegaconf.base", "Metadata"), ())}
+    refused(write_torch_zip(tmp_path / "m.ckpt", dumps(meta), {}), "omegaconf.base.Metadata object")
+
+
 def test_a_buffer_of_shape_zero_dimensions_stays_a_scalar():
     ck = read_checkpoint(DATA / "a09_fftconv_nplr_lkernel0.pt")
     lk = ck.tensors["kernel.l_kernel"]

@@ -1,4 +1,4 @@
-"""Radix-two discrete Fourier transform and polynomial product (spec: "Radix-two DFT").
+"""Radix-two discrete Fourier transform and polynomial product (proofs/spec.md §S2–§S4).
 
 Convention: ``dft(a)_k = sum_j a_j w^(jk)`` with ``w = exp(-2*pi*i/M)``; the inverse
 uses ``conj(w)`` and divides by M (numpy.fft's convention).  These procedures make no

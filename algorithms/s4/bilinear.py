@@ -1,4 +1,4 @@
-"""The dense bilinear (Tustin) discretization, once for every model.
+"""The dense bilinear (Tustin) discretization (proofs/spec.md §S14), once for every model.
 
 With ``alpha = step/2`` and ``G = I - alpha A``:
 ``Abar = G^-1 (I + alpha A)`` and ``Bbar = G^-1 step B``.  ``G`` is factored once

@@ -1,4 +1,5 @@
-"""``C~ = (I - Abar^M)* C``, the output vector the filter uses, by named methods.
+"""``C~ = (I - Abar^M)* C`` (proofs/spec.md §S15), the output vector the filter uses, by
+named methods.
 
 * ``"adjoint-steps"``: ``C - (Abar*)^M C`` with ``Abar* c = (I + alpha A*) G*^-1 c``
   applied M times through the structured solver of the adjoint (``s4.solver``).

@@ -1,4 +1,4 @@
-"""The filter constants b and w of the spec's numerical theorem, from the scaled blocks
+"""The filter constants b and w of proofs/spec.md §S31, from the scaled blocks
 of a filter run (``filter_kernel(..., keep_blocks=True)``; ``proofs/filter_constants.md``).
 
 Over the roots z != -1, with x, u, v, T and W = I + beta T as in ``s4.correction``:

@@ -1,5 +1,5 @@
-"""The filter's rank-r correction and transfer value at a root (spec: "S4 state-space
-recurrence and convolution procedure"; ``proofs/bilinear_filter.md``).
+"""The filter's rank-r correction and transfer value at a root (proofs/spec.md §S26–§S27,
+§S31; ``proofs/bilinear_filter.md``).
 
 At a root ``z != -1`` of the grid, with ``beta = (1+z)/2`` and the scaled blocks
 ``x = S_CB(z)``, ``u = S_CP(z)`` (a row), ``v = S_QB(z)`` (a column), ``T = S_QP(z)``:

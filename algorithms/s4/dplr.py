@@ -1,5 +1,5 @@
 """DPLR state-space models: their data, how entries and the step are read, and the
-changes of state (spec: "DPLR structured state-space parameterization").
+changes of state (proofs/spec.md §S13–§S14).
 
 ``A = Lambda - P Q*`` (Lambda diagonal, P, Q of shape N x r), input ``B``, output
 ``y = C* x``.  The discretization is in ``s4.bilinear`` (dense) and ``s4.solver``

@@ -1,4 +1,4 @@
-"""The S4 convolution filter (spec: "S4 state-space recurrence and convolution procedure").
+"""The S4 convolution filter (proofs/spec.md §S25–§S28).
 
 With M the least power of two >= L, ``a = 2/step`` and roots ``z_k = w^k``, the kernel
 is the first L entries of the inverse DFT of
@@ -136,11 +136,11 @@ def correction_at(F, model: DPLR, step, z, exceptional: list[int] | None = None)
 def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
                   cauchy: str = "tree", exceptional: list[int] | None = None,
                   keep_blocks: bool = False, cauchy_eps: float | None = None) -> Result:
-    """The length-L kernel K_j = C* Abar^j Bbar by the spec's filter.
+    """The length-L kernel K_j = C* Abar^j Bbar by the filter of proofs/spec.md §S27.
 
     ``c_tilde`` is the supplied C~ (S4 learns it); without it C~ = (I - Abar^M)* C is
     formed from ``model.C`` first (and counted with the filter).  ``cauchy`` picks the
-    Cauchy route: ``"tree"`` (product tree, the spec's), ``"direct"``, or ``"fast"``
+    Cauchy route: ``"tree"`` (product tree, proofs/spec.md §S23), ``"direct"``, or ``"fast"``
     (hierarchical arcs, relative accuracy ``cauchy_eps`` per sum; in ball fields the
     truncation bounds are in the radii, in float64 they are in ``info["cauchy"]``).
     ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),

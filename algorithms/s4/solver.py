@@ -1,4 +1,4 @@
-"""The spec's recurrent solver for ``G x = b``, ``G = I - alpha (Lambda - P Q*)``, and
+"""The recurrent solver of proofs/spec.md §S21 for ``G x = b``, ``G = I - alpha (Lambda - P Q*)``, and
 what is built on it: the recurrent mode and the structured discretization.
 
 Woodbury when no ``d_j = 1 - alpha lambda_j`` is zero; the bordered system of size
@@ -26,7 +26,7 @@ class _Bordered:
 
 
 class BilinearSolver:
-    """Solves G x = b, G = I - alpha (Lambda - P Q*), as the spec's recurrent solver:
+    """Solves G x = b, G = I - alpha (Lambda - P Q*), as the recurrent solver of proofs/spec.md §S21:
     Woodbury when no d_j = 1 - alpha lambda_j is zero, the bordered system when
     0 < |Z| <= r."""
 

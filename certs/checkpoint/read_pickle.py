@@ -171,10 +171,6 @@ def _py2_string(m: _Machine, arg: Any) -> None:
     _push(m, arg.encode("latin-1").decode("ascii") if isinstance(arg, str) else arg.decode("ascii"))
 
 
-def _int(m: _Machine, arg: Any) -> None:
-    _push(m, arg)  # genops gives True/False for the protocol-0 forms 00/01
-
-
 def _new_container(kind: type) -> _Fn[[_Machine, Any], None]:
     return lambda m, _arg: _push(m, m.made(kind(), ()))
 
@@ -371,7 +367,7 @@ def _binpersid(m: _Machine, _arg: Any) -> None:
 _HANDLERS: dict[str, _Fn[[_Machine, Any], None]] = {
     "PROTO": lambda m, a: None, "FRAME": lambda m, a: None,
     "NONE": _const(None), "NEWTRUE": _const(True), "NEWFALSE": _const(False),
-    "INT": _int, "BININT": _arg, "BININT1": _arg, "BININT2": _arg,
+    "INT": _arg, "BININT": _arg,  # INT: genops gives True/False for the forms 00/01 "BININT1": _arg, "BININT2": _arg,
     "LONG": _arg, "LONG1": _arg, "LONG4": _arg, "FLOAT": _arg, "BINFLOAT": _arg,
     "STRING": _py2_string, "BINSTRING": _py2_string, "SHORT_BINSTRING": _py2_string,
     "BINBYTES": _bytes, "SHORT_BINBYTES": _bytes, "BINBYTES8": _bytes, "BYTEARRAY8": _bytes,

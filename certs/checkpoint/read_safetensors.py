@@ -85,9 +85,9 @@ def _array(dtype: str, shape: tuple[int, ...], raw: bytes, name: str) -> np.ndar
     return np.array(a, dtype=a.dtype.newbyteorder("="), order="C")
 
 
-def read_safetensors(data: bytes, limits: ReadLimits) -> tuple[dict[str, np.ndarray], dict]:
-    """The tensors (in header order) and the ``__metadata__`` strings of a safetensors
-    file given as bytes."""
+def read_safetensors(data: bytes, limits: ReadLimits) -> tuple[dict[str, np.ndarray], dict, list]:
+    """The tensors (in header order), the ``__metadata__`` strings and the names of the
+    BF16 tensors (read as float32) of a safetensors file given as bytes."""
     if len(data) < 8:
         raise ValueError("safetensors file shorter than its 8-byte header length")
     n = int.from_bytes(data[:8], "little")
@@ -111,7 +111,7 @@ def read_safetensors(data: bytes, limits: ReadLimits) -> tuple[dict[str, np.ndar
         raise ValueError(f"safetensors data holds {len(body)} bytes, the header "
                          f"describes {end}")
     tensors = {k: _array(d, s, body[b:e], k) for k, (d, s, b, e) in entries.items()}
-    return tensors, dict(meta)
+    return tensors, dict(meta), [k for k, e in entries.items() if e[0] == "BF16"]
 
 
 __all__ = ["json_depth", "load_json_bytes", "read_safetensors"]

@@ -219,8 +219,11 @@ def _from_json(path: Any, limits: ReadLimits) -> Checkpoint:
 def _from_safetensors(path: Any, limits: ReadLimits) -> Checkpoint:
     with open(path, "rb") as f:
         data = f.read()
-    tensors, meta = read_safetensors(data, limits)
-    return Checkpoint(tensors, None, "safetensors", {"metadata": meta} if meta else {})
+    tensors, meta, bf16 = read_safetensors(data, limits)
+    extra: dict[str, Any] = {"metadata": meta} if meta else {}
+    if bf16:
+        extra["bfloat16"] = bf16
+    return Checkpoint(tensors, None, "safetensors", extra)
 
 
 def _is_zip(path: Any) -> bool:

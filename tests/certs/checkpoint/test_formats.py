@@ -32,7 +32,7 @@ def test_safetensors_round_trip(tmp_path):
               "h.scalar": ("I32", np.array(7, np.int32))}
     ck = read_checkpoint(save_safetensors(tmp_path / "m.safetensors", arrays, {"format": "pt"}))
     assert ck.format == "safetensors" and ck.hyper_parameters is None
-    assert ck.extra == {"metadata": {"format": "pt"}}
+    assert ck.extra == {"metadata": {"format": "pt"}, "bfloat16": ["c.bf16"]}
     assert list(ck.tensors) == list(arrays)
     t = ck.tensors
     assert t["a.f32"].dtype == np.float32 and np.array_equal(t["a.f32"], f32)

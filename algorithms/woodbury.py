@@ -29,7 +29,9 @@ class Woodbury:
 
 
 def prepare(F, d: list, U: list[list], V: list[list]) -> Result:
-    """Check D and W, factor W.  ``U``, ``V`` are N x r lists of rows."""
+    """Check D and W, factor W.  ``U``, ``V`` are N x r lists of rows.  ``value``: a
+    :class:`Woodbury`.  Statuses: ``singular`` (``info["reason"]``; ``"index"`` of a zero
+    entry of D, or ``"column"`` of W's elimination) and ``undecided`` (``info["reason"]``)."""
     if not (len(d) == len(U) == len(V)):
         raise ValueError(f"woodbury: D has {len(d)} entries, U {len(U)} rows, V {len(V)} rows")
     r = len(U[0]) if U else 0
@@ -51,7 +53,7 @@ def prepare(F, d: list, U: list[list], V: list[list]) -> Result:
 
 
 def woodbury_solve(F, d: list, U: list[list], V: list[list], b: list) -> Result:
-    """x with (diag(d) + U V*) x = b.
+    """x with (diag(d) + U V*) x = b.  Statuses as in :func:`prepare`.
 
     >>> from s4cert.arith import ExactField
     >>> F = ExactField(4)

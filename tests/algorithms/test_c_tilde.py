@@ -93,3 +93,34 @@ def test_dense_step_and_matrices_agree():
     assert all_exact_equal(E, f.step(E, v), [E.add(E.mul(r[0], v[0]), E.mul(r[1], v[1])) for r in Abar])
     assert all_exact_equal(E, f.input_map(E, [n(1), n(2)]), [r[0] for r in Bbar])
     assert discretize(E, [[n(2)]], [[n(1)]], n(1)).status == "singular-bilinear-matrix"
+
+
+class _Solving(ExactField):
+    """An exact field that offers a "solve" primitive (A^-1 B, or None when it cannot
+    certify A invertible), as a field with a fast matrix solve does."""
+
+    def __init__(self, certify: bool):
+        super().__init__(4)
+        self.certify = certify
+
+    def primitive(self, name):
+        if name != "solve":
+            return super().primitive(name)
+
+        def solve_rows(A, B):
+            if not self.certify:
+                return None
+            from s4cert.algorithms.linalg import solve
+            cols = [solve(self, A, [row[j] for row in B]).value for j in range(len(B[0]))]
+            return [[c[i] for c in cols] for i in range(len(A))]
+        return solve_rows
+
+
+def test_dense_squaring_uses_the_field_solve():
+    m = DPLR([-1, (-2, 1), Fraction(-1, 3)], [[1, 0], [1, 2], [0, 1]], B=[1, 0, 2], C=[1, 1, (0, 1)])
+    want = c_tilde(E, m, Fraction(1, 2), 8, "dense-squaring")
+    S = _Solving(certify=True)
+    got = c_tilde(S, m, Fraction(1, 2), 8, "dense-squaring")
+    assert got.ok and all_exact_equal(E, got.value, want.value)
+    refused = c_tilde(_Solving(certify=False), m, Fraction(1, 2), 8, "dense-squaring")
+    assert refused.status == "undecided" and "invertible" in refused.info["reason"]

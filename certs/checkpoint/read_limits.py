@@ -20,7 +20,9 @@ class ReadLimits:
     * ``max_tensor_bytes``: the sum of the sizes of the arrays built (a tensor can view its
       storage many times over with stride 0);
     * ``max_ndim``: dimensions of one tensor;
-    * ``max_depth``: nesting of containers (pickles, JSON).
+    * ``max_depth``: nesting of containers (pickles, JSON);
+    * ``max_items``: containers and leaves visited when a torch file's contents are
+      flattened into keys (a container shared by several paths is visited on each).
     """
 
     max_file_bytes: int = 2 * GIB
@@ -31,6 +33,7 @@ class ReadLimits:
     max_tensor_bytes: int = 4 * GIB
     max_ndim: int = 32
     max_depth: int = 64
+    max_items: int = 1 << 18
 
 
 DEFAULT_LIMITS = ReadLimits()

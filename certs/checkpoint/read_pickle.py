@@ -1,20 +1,18 @@
 """A restricted pickle machine: rebuilds plain data and nothing else.
 
-Python's own unpickler calls whatever the stream names and builds nested containers
+Python's own unpickler calls whatever the stream names, and builds nested containers
 without a depth bound (a two-megabyte stream of nested tuples used as a dict key crashes
-the interpreter).  This machine interprets the opcodes itself, from the opcode stream
-that :func:`pickletools.genops` decodes:
+the interpreter).  This machine interprets the opcodes that :func:`pickletools.genops`
+decodes, itself:
 
-* a global (``GLOBAL``, ``STACK_GLOBAL``) is looked up in a table of stand-ins given by
-  the caller; every other name is refused before anything is built;
-* ``REDUCE``, ``NEWOBJ`` and ``BUILD`` apply only to those stand-ins (:class:`Callable`,
-  :class:`Record`, :class:`Instance`); persistent ids go to a caller's function;
-* every container records its nesting depth when it is built or grows; deeper than the
-  bound is refused, so no later recursion (hashing a tuple, comparing, walking) can be
-  deep;
+* a global (``GLOBAL``, ``STACK_GLOBAL``) is looked up in the caller's table of
+  stand-ins; any other name is refused as soon as it is read;
+* ``REDUCE``, ``NEWOBJ`` and ``BUILD`` apply only to stand-ins (:class:`Callable`,
+  :class:`Record`, :class:`Instance`); persistent ids go to the caller's function;
+* each container records its nesting depth when built or grown; past the bound it is
+  refused, so no later recursion (hashing a tuple, comparing, walking) is deep;
 * dict keys and set items are strings, bytes, bools, None or integers below 2**61 in
-  magnitude: their hashes are distinct or randomised, so no stream can make insertion
-  quadratic.
+  magnitude (distinct or randomised hashes: no stream makes insertion quadratic).
 
 Anything malformed raises :class:`PickleRefused` (a ``ValueError``) with one line.
 """
@@ -142,7 +140,8 @@ class _Machine:
         raise PickleRefused("malformed pickle: no STOP opcode")
 
 
-def _key(m: _Machine, k: Any) -> Any:
+def plain_key(k: Any) -> Any:
+    """``k`` if it may be a dict key or set item (its hash is distinct or randomised)."""
     if k is None or isinstance(k, (str, bytes, bool)):
         return k
     if isinstance(k, int) and -_KEY_INT_BOUND <= k <= _KEY_INT_BOUND:
@@ -183,14 +182,11 @@ def _tuple_n(n: int) -> _Fn[[_Machine, Any], None]:
     return h
 
 
-def _tuple(m: _Machine, _arg: Any) -> None:
-    items = m.pop_mark()
-    _push(m, m.made(tuple(items), items))
-
-
-def _list(m: _Machine, _arg: Any) -> None:
-    items = m.pop_mark()
-    _push(m, m.made(list(items), items))
+def _from_mark(kind: type) -> _Fn[[_Machine, Any], None]:
+    def h(m: _Machine, _arg: Any) -> None:
+        items = m.pop_mark()
+        _push(m, m.made(kind(items), items))
+    return h
 
 
 def _dict(m: _Machine, _arg: Any) -> None:
@@ -206,7 +202,7 @@ def _set_items(m: _Machine, d: Any, items: list) -> None:
     if not isinstance(d, dict):
         raise PickleRefused(f"SETITEMS on a {type(d).__name__}")
     for i in range(0, len(items), 2):
-        k, v = _key(m, items[i]), items[i + 1]
+        k, v = plain_key(items[i]), items[i + 1]
         d[k] = v
         m.grew(d, k)
         m.grew(d, v)
@@ -249,12 +245,12 @@ def _additems(m: _Machine, _arg: Any) -> None:
     if not isinstance(s, set):
         raise PickleRefused(f"ADDITEMS on a {type(s).__name__}")
     for v in items:
-        s.add(_key(m, v))
+        s.add(plain_key(v))
         m.grew(s, v)
 
 
 def _frozenset(m: _Machine, _arg: Any) -> None:
-    items = [_key(m, v) for v in m.pop_mark()]
+    items = [plain_key(v) for v in m.pop_mark()]
     _push(m, m.made(frozenset(items), items))
 
 
@@ -367,14 +363,16 @@ def _binpersid(m: _Machine, _arg: Any) -> None:
 _HANDLERS: dict[str, _Fn[[_Machine, Any], None]] = {
     "PROTO": lambda m, a: None, "FRAME": lambda m, a: None,
     "NONE": _const(None), "NEWTRUE": _const(True), "NEWFALSE": _const(False),
-    "INT": _arg, "BININT": _arg,  # INT: genops gives True/False for the forms 00/01 "BININT1": _arg, "BININT2": _arg,
+    # INT: genops gives True/False for the protocol-0 forms 00 and 01
+    "INT": _arg, "BININT": _arg, "BININT1": _arg, "BININT2": _arg,
     "LONG": _arg, "LONG1": _arg, "LONG4": _arg, "FLOAT": _arg, "BINFLOAT": _arg,
     "STRING": _py2_string, "BINSTRING": _py2_string, "SHORT_BINSTRING": _py2_string,
     "BINBYTES": _bytes, "SHORT_BINBYTES": _bytes, "BINBYTES8": _bytes, "BYTEARRAY8": _bytes,
     "UNICODE": _arg, "SHORT_BINUNICODE": _arg, "BINUNICODE": _arg, "BINUNICODE8": _arg,
-    "EMPTY_LIST": _new_container(list), "APPEND": _append, "APPENDS": _appends, "LIST": _list,
+    "EMPTY_LIST": _new_container(list), "APPEND": _append, "APPENDS": _appends,
+    "LIST": _from_mark(list),
     "EMPTY_TUPLE": _tuple_n(0), "TUPLE1": _tuple_n(1), "TUPLE2": _tuple_n(2),
-    "TUPLE3": _tuple_n(3), "TUPLE": _tuple,
+    "TUPLE3": _tuple_n(3), "TUPLE": _from_mark(tuple),
     "EMPTY_DICT": _new_container(dict), "DICT": _dict, "SETITEM": _setitem,
     "SETITEMS": _setitems, "EMPTY_SET": _new_container(set), "ADDITEMS": _additems,
     "FROZENSET": _frozenset, "POP": _pop, "DUP": _dup, "MARK": _mark, "POP_MARK": _pop_mark,
@@ -397,4 +395,5 @@ def restricted_load(data: bytes, globals_table: dict[tuple[str, str], Any],
     return _Machine(globals_table, persistent_load, max_depth).run(data)
 
 
-__all__ = ["Callable", "ClassName", "Instance", "PickleRefused", "Record", "restricted_load"]
+__all__ = ["Callable", "ClassName", "Instance", "PickleRefused", "Record", "plain_key",
+           "restricted_load"]

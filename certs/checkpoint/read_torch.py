@@ -22,7 +22,7 @@ import numpy as np
 
 from .read_limits import ReadLimits
 from .read_omegaconf import omegaconf_globals
-from .read_pickle import Callable, PickleRefused, Record, restricted_load
+from .read_pickle import Callable, PickleRefused, Record, plain_key, restricted_load
 from .read_zip import open_zip, read_entry
 
 #: element kinds: numpy type of the stored bytes (little-endian), or "bf16" / "bool"
@@ -206,9 +206,22 @@ def _latin1_bytes(text: Any, encoding: Any = "latin1") -> bytes:
     return text.encode("latin-1")
 
 
+def _set_of(kind: type) -> Callable:
+    def build(items: Any = ()) -> Any:
+        if not isinstance(items, (list, tuple)):
+            raise PickleRefused(f"{kind.__name__} of a {type(items).__name__}")
+        return kind(plain_key(v) for v in items)
+    return Callable(f"builtins.{kind.__name__}", build)
+
+
+#: sets as protocols 0 to 3 write them (later protocols have opcodes for them)
+_SETS = {(module, kind.__name__): _set_of(kind) for module in ("builtins", "__builtin__")
+         for kind in (set, frozenset)}
+
+
 def globals_table(loader: _Loader) -> dict[tuple[str, str], Any]:
     """The names a torch pickle may use, each mapped to its stand-in: tensor rebuilding,
-    storage types, dtypes, ``torch.Size``, ``OrderedDict``, Lightning's
+    storage types, dtypes, ``torch.Size``, ``OrderedDict``, sets, Lightning's
     ``AttributeDict`` and OmegaConf's containers (:mod:`.read_omegaconf`)."""
     functions = {
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_v2(loader),
@@ -220,7 +233,7 @@ def globals_table(loader: _Loader) -> dict[tuple[str, str], Any]:
         ("_codecs", "encode"): _latin1_bytes,
         **{(module, "AttributeDict"): _empty_record for module in _LIGHTNING_DICTS},
     }
-    table: dict[tuple[str, str], Any] = omegaconf_globals()
+    table: dict[tuple[str, str], Any] = {**omegaconf_globals(), **_SETS}
     table.update({(m, n): Callable(f"{m}.{n}", fn) for (m, n), fn in functions.items()})
     for name, kind in _STORAGES.items():
         table[("torch", name)] = Kind(kind, untyped=name == "UntypedStorage")

@@ -74,25 +74,27 @@ def _entries(obj: Any, prefix: str) -> list[tuple[str, Any]]:
     return [(f"{prefix}{i}", v) for i, v in enumerate(obj)]
 
 
-def flatten(obj: Any, max_depth: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def flatten(obj: Any, max_depth: int, budget: list[int]
+            ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Arrays and plain leaves of nested dicts, lists and tuples, by dotted key.
 
-    Iterative; refuses nesting deeper than ``max_depth`` (which also stops cycles), a
-    non-empty container met twice (so the work stays linear in the file: tied weights
-    share arrays, not containers), keys other than strings and integers, two leaves
-    with one key, and any object that is not plain data."""
+    Iterative; refuses nesting deeper than ``max_depth`` (which also stops cycles), keys
+    other than strings and integers, two leaves with one key, any object that is not
+    plain data, and more visits than ``budget[0]`` (shared by the calls of one read: a
+    container met on several paths is visited on each, and sharing can nest)."""
     arrays: dict[str, np.ndarray] = {}
     leaves: dict[str, Any] = {}
-    seen: dict[int, str] = {}
     todo = [("", obj, 0)]
     while todo:
         key, v, depth = todo.pop()
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError("more entries than the limit (ReadLimits.max_items)")
         if isinstance(v, (dict, list, tuple)):
             if depth >= max_depth:
                 raise ValueError(f"containers nested deeper than {max_depth} at {key!r}")
-            if v and seen.setdefault(id(v), key) != key:
-                raise ValueError(f"one container appears under both {seen[id(v)]!r} and {key!r}")
-            todo.extend((k, x, depth + 1) for k, x in reversed(_entries(v, key + "." if key else "")))
+            inner = _entries(v, key + "." if key else "")
+            todo.extend((k, x, depth + 1) for k, x in reversed(inner))
             continue
         if key in arrays or key in leaves:
             raise ValueError(f"two entries flatten to the key {key!r}")
@@ -133,10 +135,12 @@ def plain(obj: Any, max_depth: int, where: str = "", depth: int = 0,
     return out
 
 
-def _holds_array(obj: Any, max_depth: int) -> bool:
+def _holds_array(obj: Any, max_depth: int, budget: list[int]) -> bool:
     try:
-        arrays, _ = flatten(obj, max_depth)
+        arrays, _ = flatten(obj, max_depth, budget)
     except ValueError:
+        if budget[0] < 0:
+            raise
         return True
     return bool(arrays)
 
@@ -147,7 +151,8 @@ def _from_torch(path: Any, limits: ReadLimits) -> Checkpoint:
     if not isinstance(top, dict):
         raise ValueError(f"the archive holds a {type(top).__name__}, not a dict of tensors")
     lightning = isinstance(top.get("state_dict"), dict)
-    tensors, leaves = flatten(top["state_dict"] if lightning else top, limits.max_depth)
+    budget = [limits.max_items]
+    tensors, leaves = flatten(top["state_dict"] if lightning else top, limits.max_depth, budget)
     extra: dict[str, Any] = {}
     hyper = None
     if lightning:
@@ -160,7 +165,7 @@ def _from_torch(path: Any, limits: ReadLimits) -> Checkpoint:
                 hyper = plain(value, limits.max_depth, name)
                 if hyper is not None and not isinstance(hyper, dict):
                     raise ValueError(f"hyper_parameters is a {type(hyper).__name__}, not a dict")
-            elif _holds_array(value, limits.max_depth):
+            elif _holds_array(value, limits.max_depth, budget):
                 skipped.append(str(name))
             else:
                 extra[str(name)] = plain(value, limits.max_depth, str(name))

@@ -27,8 +27,10 @@ def test_safetensors_round_trip(tmp_path):
     f64 = rng.standard_normal(4)
     bf = np.array([[1.0, -0.5], [3.0, 2.0 ** -133]], np.float32)
     arrays = {"a.f32": ("F32", f32), "b.f64": ("F64", f64), "c.bf16": ("BF16", _bf16(bf)),
-              "d.i64": ("I64", np.array([-5, 2 ** 40])), "e.bool": ("BOOL", np.array([1, 0], np.uint8)),
-              "f.f16": ("F16", np.array([0.5, 65504.0], np.float16)), "g.empty": ("F32", np.zeros((0,), np.float32)),
+              "d.i64": ("I64", np.array([-5, 2 ** 40])),
+              "e.bool": ("BOOL", np.array([1, 0], np.uint8)),
+              "f.f16": ("F16", np.array([0.5, 65504.0], np.float16)),
+              "g.empty": ("F32", np.zeros((0,), np.float32)),
               "h.scalar": ("I32", np.array(7, np.int32))}
     ck = read_checkpoint(save_safetensors(tmp_path / "m.safetensors", arrays, {"format": "pt"}))
     assert ck.format == "safetensors" and ck.hyper_parameters is None

@@ -4,8 +4,8 @@
    lambda_j = -1/2 + i pi j, step 1e-2, eps = 1e-8): operations / ((n+M) log2(n+M) p),
    peak words / (n+M), and cauchy_direct's 4 n M operations.
 2. Timings for a relative accuracy target (ball radius <= target * S_abs(k) at every node):
-   BallField cauchy_fast with the FLINT fast path, the same without it (generic path),
-   cauchy_direct and the product tree cauchy_on_roots, each at the least precision (from
+   BallField cauchy_fast (its products through acb_matrices), cauchy_direct and the
+   product tree cauchy_on_roots, each at the least precision (from
    64 bits, stepping up) that meets the target; numpy float64 direct sums for scale.
    The product tree's precision is searched on min(M, 4096) nodes and confirmed on M.
    Direct sums in BallField cost n M ball divisions; where that exceeds --direct-limit
@@ -24,8 +24,9 @@ import time
 import numpy as np
 
 
-from s4cert.algorithms.cauchy.tree import cauchy_direct, cauchy_on_roots
-from s4cert.algorithms.cauchy.arcs import cauchy_fast, cauchy_fast_many
+from s4cert.algorithms.cauchy.direct import cauchy_direct
+from s4cert.algorithms.cauchy.tree import cauchy_on_roots
+from s4cert.algorithms.cauchy.arcs.api import cauchy_fast, cauchy_fast_many
 from s4cert.arith import BallField, Counting, Float64Field
 
 STEP = 1e-2
@@ -136,12 +137,10 @@ def timing_row(label: str, lam: list, M: int, target: float, args) -> None:
     S = s_abs(fp, w, M)
     eps = target / 4  # E_k <= 3 eps S_abs(k) for the default theta, rho0; rounding takes the rest
 
-    def fast(on):
-        return lambda F: cauchy_fast(F, s4_poles(F, lam, STEP), w, M, eps, fast_path=on)
+    def fast(F):
+        return cauchy_fast(F, s4_poles(F, lam, STEP), w, M, eps)
 
-    pf, tf, rf = least_precision(fast(True), S, target, 64, lambda p: p + 32, 1024)
-    _, tg = timed(lambda: cauchy_fast(BallField(pf), s4_poles(BallField(pf), lam, STEP), w, M, eps,
-                                      fast_path=False)) if N * M <= args.generic_limit else (None, None)
+    pf, tf, rf = least_precision(fast, S, target, 64, lambda p: p + 32, 1024)
     # direct sums: the least precision is found on a few nodes' worth of work, then timed
     pd = 64
     while True:
@@ -162,20 +161,19 @@ def timing_row(label: str, lam: list, M: int, target: float, args) -> None:
     z = np.exp(-2j * np.pi * np.arange(M) / M)
     _, tn = timed(lambda: [(np.asarray(w)[None, :] / (z[lo:lo + 4096, None] - fp[None, :])).sum(axis=1)
                            for lo in range(0, M, 4096)])
-    gen = f"{tg:8.2f}" if tg is not None else f"{'-':>8}"
     if tt is not None:
         tree = f"{tt:8.2f} @{pt:>5}"
     else:
         tree = f"{'-':>8} {'>' + str(args.tree_max_prec) if N <= args.tree_max_n else 'skip':>6}"
-    print(f"{label:>14} {N:>5} {M:>6} | {tf:7.2f} @{pf:>4} | {gen} | {'~' if scaled else ' '}{td:8.2f} @{pd:>4} | "
-          f"{tree} | {tn:7.3f} | {td / tf:9.1f} {(tg / tf if tg else float('nan')):8.1f}", flush=True)
+    print(f"{label:>14} {N:>5} {M:>6} | {tf:7.2f} @{pf:>4} | {'~' if scaled else ' '}{td:8.2f} @{pd:>4} | "
+          f"{tree} | {tn:7.3f} | {td / tf:9.1f}", flush=True)
 
 
 def timings(args) -> None:
     print(f"\ntimings (seconds) for relative accuracy {args.target:g} (radius <= target * S_abs(k)), step {STEP}; "
           "@ = precision in bits")
-    print(f"{'poles':>14} {'N':>5} {'M':>6} | {'fast':>7} {'':>5} | {'generic':>8} | {'direct':>9} {'':>5} | "
-          f"{'tree':>8} {'':>6} | {'numpy64':>7} | {'direct/fast':>9} {'gen/fast':>8}")
+    print(f"{'poles':>14} {'N':>5} {'M':>6} | {'fast':>7} {'':>5} | {'direct':>9} {'':>5} | "
+          f"{'tree':>8} {'':>6} | {'numpy64':>7} | {'direct/fast':>9}")
     for spec in args.sizes.split(","):
         N, M = (int(x) for x in spec.split(":"))
         timing_row("LegS-like", legs_like(N), M, args.target, args)
@@ -187,7 +185,7 @@ def timings(args) -> None:
 # -- 3. several weight sets ----------------------------------------------------------------------
 
 def many_weights(args) -> None:
-    print("\nseveral weight sets sharing the poles (BallField, fast path, eps 1e-13, 128 bits)")
+    print("\nseveral weight sets sharing the poles (BallField, eps 1e-13, 128 bits)")
     for spec in args.many.split(","):
         N, M = (int(x) for x in spec.split(":"))
         lam = legs_like(N)
@@ -208,7 +206,6 @@ def main() -> None:
     ap.add_argument("--legs", default="64:16384,256:65536", help="N:M rows with LegS eigenvalue poles")
     ap.add_argument("--many", default="256:65536,1024:65536")
     ap.add_argument("--direct-limit", type=int, default=2 ** 21, help="n*M above which direct is scaled")
-    ap.add_argument("--generic-limit", type=int, default=2 ** 25, help="n*M above which the generic path is skipped")
     ap.add_argument("--tree-max-n", type=int, default=1024)
     ap.add_argument("--tree-max-prec", type=int, default=16384)
     ap.add_argument("--skip-counts", action="store_true")

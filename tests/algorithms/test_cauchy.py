@@ -6,7 +6,9 @@ import pytest
 from flint import acb, arb
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.cauchy.tree import cauchy_direct, cauchy_on_roots, root_index
+from s4cert.algorithms.cauchy.direct import cauchy_direct
+from s4cert.algorithms.cauchy.grid import root_index
+from s4cert.algorithms.cauchy.tree import cauchy_on_roots
 from s4cert.arith import BallField, Counting, ExactField, Float64Field, Truth
 from tests.helpers import all_enclose, all_exact_equal, gaussian
 

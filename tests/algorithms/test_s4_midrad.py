@@ -10,7 +10,7 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.cauchy.tree import cauchy_direct
+from s4cert.algorithms.cauchy.direct import cauchy_direct
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.algorithms.s4.filter import filter_kernel

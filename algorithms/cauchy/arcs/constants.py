@@ -52,8 +52,9 @@ class Constants:
     def _root_minus_one(self, K: int, j: int, scale: Fraction):
         """``(root_of_unity(K, j) - 1) * scale``."""
         F = self.F
-        if self.cancels:
-            h = F.root_of_unity(2 * K, j)
+        if self.cancels:  # h^2 = root; a root of small angle, conjugated for j < 0
+            h = F.root_of_unity(2 * K, abs(j))
+            h = F.conj(h) if j < 0 else h
             d = F.mul(F.sub(h, F.conj(h)), h)
         else:
             d = F.sub(F.root_of_unity(K, j), F.one())

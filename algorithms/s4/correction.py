@@ -17,7 +17,7 @@ roots in the float64 disk route (whose inverse is its own Gauss-Jordan kernel).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 from ...arith import Truth
@@ -38,6 +38,14 @@ def beta(F, z, two=None) -> Any:
 def at(blocks: Mapping, k: int) -> dict:
     """The blocks at root k, from blocks held as sequences over the grid."""
     return {key: vals[k] for key, vals in blocks.items()}
+
+
+def by_root(blocks: Mapping) -> Iterator[dict]:
+    """The blocks at each root in turn (k = 0, 1, ...), from blocks held as sequences
+    over the grid: ``at(blocks, k)`` for every k, without indexing each sequence."""
+    keys = list(blocks)
+    for values in zip(*blocks.values()):
+        yield dict(zip(keys, values))
 
 
 def matrix(F, blocks: Mapping, b, r: int) -> list[list]:
@@ -109,4 +117,4 @@ def each_root(F, blocks: Mapping, M: int, r: int,
     sequences over the grid)."""
     m1 = minus_one_index(M)
     two = F.const(2)
-    return [fn(k, at(blocks, k), beta(F, F.root_of_unity(M, k), two)) for k in range(M) if k != m1]
+    return [fn(k, bk, beta(F, F.root_of_unity(M, k), two)) for k, bk in enumerate(by_root(blocks)) if k != m1]

@@ -191,11 +191,11 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     H = [None] * M
     minus_one = correction.minus_one_index(M)
     two = F.const(2)
-    for k in range(M):
+    for k, blocks in enumerate(correction.by_root(vals)):
         if k == minus_one:
             H[k] = correction.value_at_minus_one(F, half_delta, Ct, m.B)
             continue
-        h = correction.value_at(F, correction.at(vals, k), correction.beta(F, F.root_of_unity(M, k), two), r)
+        h = correction.value_at(F, blocks, correction.beta(F, F.root_of_unity(M, k), two), r)
         if not h.ok:
             h.info["root"] = k
             return h

@@ -395,20 +395,23 @@ def counted(f, n: int, M: int, eps: float) -> tuple[dict, dict, int]:
 def operation_bound(info: dict, M: int) -> float:
     """The operation accounting of the phases (one weight set; products are classical:
     an entry of an (a x g)(g x b) product costs g multiplications and g - 1 additions).
-    Per expanded pair: a subtraction, a division, two multiplications (w and the weight),
-    p - 2 for the powers of w, its row of the arc's product (2p), and per block of pairs
-    m_A and the row of coefficients the arc already holds (2p): at most 4p + 3; per child
-    of a shift at most p(2p - 1) (the column blocks skip part of the zeros); two shift
-    matrices per level, each at most p^2 + 2p + 3 with alpha and beta; leaf variables
-    (4 each) and their powers, (p + 2)s; evaluation s(2p - 1) per leaf; per near pair a
-    subtraction, a zero test and a reciprocal per node and its row of the leaf's
-    product, plus the leaf's values (at most 6s); per root pole the powers, its
+    Per expanded pair, with ``h = a q + t``, ``q = ceil(sqrt(p))``, ``r = ceil(p / q)``: a
+    subtraction, a division, w, the q - 1 powers w^2 .. w^q, the weight times 1/d and its
+    r - 1 multiples by w^(aq), and its share of the block's product (at most 2 r q), plus
+    per block of pairs m_A and the p additions of the coefficients the arc holds; per
+    child of a shift at most p(2p - 1) (the column blocks skip part of the zeros); two
+    shift matrices per level, each at most p^2 + 2p + 3 with alpha and beta; leaf
+    variables (4 each) and their powers, (p + 2)s; evaluation s(2p - 1) per leaf; per
+    near pair a subtraction, a zero test and a reciprocal per node and its row of the
+    leaf's product, plus the leaf's values (at most 6s); per root pole the powers, its
     products and accumulation (4 p0), and one radix-two DFT of 1.5 M log2 M."""
     p, p0, s = info["p"], info["p0"], info["leaf"]
     l0, L = info["levels"]
     X, N = info["pairs"]["expanded"], info["pairs"]["near"]
     roots = info["zones"]["inner"] + info["zones"]["outer"]
-    return ((4 * p + 3) * X + p * (2 * p - 1) * 2 * M / s + 2 * (L - l0) * (p * p + 2 * p + 3)
+    q = math.isqrt(p - 1) + 1
+    r = -(-p // q)
+    return ((q + r + 2 + 2 * r * q + p + 1) * X + p * (2 * p - 1) * 2 * M / s + 2 * (L - l0) * (p * p + 2 * p + 3)
             + (p + 2) * s + M * (2 * p - 1) + 6 * s * N + 4 * p0 * roots
             + ((1.5 * math.log2(M) + 1) * M if roots else 0))
 
@@ -449,8 +452,8 @@ def test_counts_scale_as_n_plus_m_log_times_p():
         if n in (256, 512):
             assert ops < counted(cauchy_direct, n, M, 1e-8)[0]["ops"]
     steps = np.diff(ratios)
-    assert max(ratios) <= 3.0
-    assert np.all(steps[1:] <= steps[:-1] + 0.01) and steps[-1] <= 0.2, ratios
+    assert max(ratios) <= 2.75
+    assert np.all(steps[1:] <= steps[:-1] + 0.01) and steps[-1] <= 0.15, ratios
 
 
 def test_fewer_operations_than_direct_for_n_256_and_large_m():
@@ -484,7 +487,7 @@ MIXED_WEIGHTS = [[complex(j + 1, -j) for j in range(12)], [1j ** j for j in rang
 def test_several_weight_sets_match_single_runs():
     """cauchy_fast_many (shared plan; per-arc and per-leaf products over the weight sets)
     encloses the direct sums of every set, covers every pair once, and in float64 gives
-    each set's single-run values and bounds."""
+    each set's single-run bounds and its values up to rounding."""
     M, poles, sets = 256, MIXED_POLES, MIXED_WEIGHTS
     B = BallField(80)
     many = cauchy_fast_many(B, poles, sets, M, 1e-6, trace_pairs=True)
@@ -494,7 +497,8 @@ def test_several_weight_sets_match_single_runs():
     flt = cauchy_fast_many(Float64Field(), poles, sets, M, 1e-6)
     for i, w in enumerate(sets):
         one = cauchy_fast(Float64Field(), poles, w, M, 1e-6)
-        assert flt.value[i] == one.value  # the same operations in the same order
+        S1, _, _ = abs_sums(poles, w, M)  # one set splits the powers differently: rounding apart
+        assert np.all(np.abs(np.array(flt.value[i]) - np.array(one.value)) <= 1e-12 * S1)
         assert flt.info["bound"][i] == one.info["bound"]
 
 

@@ -8,6 +8,7 @@ addition.
 """
 from __future__ import annotations
 
+import math
 from itertools import groupby
 
 import numpy as np
@@ -112,21 +113,45 @@ def _plus(F, C: list, V: list, S: list | None) -> list:
     return F.matmul(Cx, list(V) + list(S))
 
 
+def _orders(p: int, nw: int) -> tuple[int, int]:
+    """``(q, r)``, ``q r >= p``: one weight set splits ``h = a q + t`` with
+    ``q = ceil(sqrt(p))``; several take all p powers per pair (q = p, r = 1)."""
+    q = math.isqrt(p - 1) + 1 if nw == 1 else p
+    return q, -(-p // q)
+
+
 def _p2l(F, plan: Plan, l: int, poles: list, W: list, p: int, consts: Constants, coeffs: dict,
          trace: Trace | None) -> None:
     """The expansions about the arcs of level l added to ``coeffs[b]`` (arc b: a row of
-    p coefficients per weight set): ``L_h += (a_ij / d) w^h``, ``d = c - mu_j``,
-    ``w = m_arc / d``, as one product (weights / d)(powers of w) per arc."""
+    p coefficients per weight set): ``L_h += c_ij w_j^h``, ``c_ij = a_ij / d_j``,
+    ``d_j = c - mu_j``, ``w_j = m_arc / d_j``.  With ``h = a q + t`` (:func:`_orders`),
+    ``L_(aq+t) = sum_j (c_ij w_j^(aq)) w_j^t``: per block of pairs one product
+    ``(c_ij w_j^(aq))_(ia, j) (w_j^t)_(j, t)``, so a pair needs about q + nw r
+    multiplications of its own.  The coefficients L the arc holds are added; when r = 1
+    inside the product, as ``[C | I] [V ; L]``."""
     js, bs, _, _ = plan.levels[l]
+    nw = len(W)
+    q, r = _orders(p, nw)
     for b, block in _pair_blocks(js, bs):
-        C, V = [[] for _ in W], []
+        left, right = [[] for _ in range(nw * r)], []
         for j in block:
             inv = F.div(F.one(), F.sub(consts.centre(l, b), poles[j]))
-            V.append(powers(F, F.mul(consts.m_arc(l, b), inv), p))
-            for c, a in zip(C, W):
-                c.append(F.mul(a[j], inv))
+            small = powers(F, F.mul(consts.m_arc(l, b), inv), q + (r > 1))
+            right.append(small[:q])
+            for i, a in enumerate(W):
+                x = F.mul(a[j], inv)
+                left[i * r].append(x)
+                for k in range(1, r):
+                    x = F.mul(x, small[q])
+                    left[i * r + k].append(x)
             _record_arc(trace, plan.tree, l, j, b)
-        coeffs[b] = _plus(F, C, V, coeffs.get(b))
+        held = coeffs.get(b)
+        if r == 1:  # the rows of the product are coefficient rows: the held ones join it
+            coeffs[b] = _plus(F, left, right, held)
+            continue
+        R = F.matmul(left, right)
+        new = [[v for row in R[i * r:(i + 1) * r] for v in row][:p] for i in range(nw)]
+        coeffs[b] = new if held is None else [[F.add(u, v) for u, v in zip(h, n)] for h, n in zip(held, new)]
 
 
 #: column blocks of a shift: the triangles' zeros outside the blocks are skipped

@@ -161,3 +161,11 @@ def test_public_api():
         assert name in s4cert.__all__ and hasattr(s4cert, name)
     for name in ("BallField", "ExactField", "RoundedField", "Float64Field", "Counting", "Tracing"):
         assert name in arith.__all__
+
+
+def test_dask_is_an_optional_extra_only():
+    requires = importlib.metadata.requires("s4cert") or []
+    for req in requires:
+        if "dask" in req or "distributed" in req:
+            assert "extra == \"dask\"" in req.replace("'", '"'), req
+    assert any("dask" in req for req in requires)

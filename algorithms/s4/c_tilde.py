@@ -45,18 +45,24 @@ def _abar(F, model: DPLR, step, method: str) -> Result:
 
 
 def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring") -> Result:
-    """``Abar^M`` (M a power of two) by ``log2 M`` squarings of Abar formed by ``method``
-    (``"structured-squaring"`` or ``"dense-squaring"``).  Statuses of forming Abar:
+    """``Abar^M`` for any integer ``M >= 1`` by repeated squaring of Abar formed by ``method``
+    (``"structured-squaring"`` or ``"dense-squaring"``): ``log2 M`` squarings, and one more
+    product per further bit of M (a power of two takes the squarings alone; S4 checkpoints
+    store C~ for lengths that are not).  Statuses of forming Abar:
     ``singular-bilinear-matrix``, ``undecided`` (``info["reason"]``)."""
-    check_power_of_two(M)
+    if not isinstance(M, int) or isinstance(M, bool) or M < 1:
+        raise ValueError(f"M must be an integer >= 1, got {M!r}")
     if method not in METHODS[1:]:
         raise ValueError(f"abar_power: method must be one of {METHODS[1:]}, got {method!r}")
     res = _abar(F, model, step, method)
     if not res.ok:
         return res
-    P = res.value
-    for _ in range(M.bit_length() - 1):
-        P = F.matmul(P, P)
+    square, P = res.value, None
+    for bit in range(M.bit_length()):
+        if bit:
+            square = F.matmul(square, square)
+        if M >> bit & 1:
+            P = square if P is None else F.matmul(P, square)
     return Result(Status.OK, P)
 
 

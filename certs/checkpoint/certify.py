@@ -30,6 +30,7 @@ from ...algorithms.s4.dplr import DPLR
 from ...arith import BallField
 from ...arith.ball import float_upper
 from ..errors import CertificationError
+from ..io.numbers import arb_parts, rational_string
 from ..kernel import certify_kernel
 from .layouts import KernelModule
 from .semantics import diagonal_module, dplr_module
@@ -65,6 +66,10 @@ class ModuleKernels:
     mid: np.ndarray | None = None
     rad: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    #: lossless "p/q" strings of the enclosures (midpoint, radius) of the real kernel,
+    #: present when some kernel was certified in balls (its eps may be below float64's reach)
+    mid_exact: np.ndarray | None = None
+    rad_exact: np.ndarray | None = None
 
     def entry(self) -> dict:
         """The module's entry of a model report (JSON-ready)."""
@@ -72,7 +77,7 @@ class ModuleKernels:
                 "channels": self.channels, "H": self.H, "N": self.N, "L": self.L,
                 "settings": dict(self.settings), "assumed": dict(self.assumed), "status": self.status,
                 "reason": self.reason, "eps": self.eps, "max_rad": self.max_rad,
-                "precision_bits": self.precision_bits, "seconds": round(self.seconds, 3)}
+                "precision_bits": self.precision_bits}
 
 
 def real_disk(x: acb) -> tuple[float, float]:
@@ -96,9 +101,26 @@ def _target(eps: float | None, mid: np.ndarray) -> float:
     return DEFAULT_REL_EPS * scale if scale > 0 and math.isfinite(scale) else 2.0 ** -1000
 
 
+def _exact_parts(balls: list) -> tuple[list[str], list[str], float]:
+    """The real parts' midpoints and radii as lossless strings, and the largest radius
+    rounded up (the enclosures' own radii, before any rounding to float64)."""
+    mids, rads, worst = [], [], 0.0
+    for x in balls:
+        re = x.real
+        if not re.is_finite():
+            return [], [], math.inf
+        m, r = arb_parts(re, "kernel entry")
+        mids.append(rational_string(m))
+        rads.append(rational_string(r))
+        with ctx.workprec(64):
+            worst = max(worst, float_upper(re.rad()))
+    return mids, rads, worst
+
+
 def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | None,
-                     max_prec: int) -> tuple[np.ndarray, np.ndarray, float, int]:
-    """One kernel of a diagonal module, the precision doubled until its radii reach eps."""
+                     max_prec: int) -> tuple:
+    """One kernel of a diagonal module, the precision doubled until its balls' radii reach
+    eps: (float64 mid, rad, target, bits, exact midpoint and radius strings)."""
     prec = START_PREC
     while True:
         dm = diagonal_module(mod, prec + 32, [h])
@@ -108,13 +130,14 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
             raise _Refusal(f"channel {c}, head {h}: {r.reason or r.status}")
         mid = np.full(L, np.nan)
         rad = np.full(L, np.inf)
+        exact, worst = ([], []), math.inf
         if r.ok:
             for l, x in enumerate(r.value):
                 mid[l], rad[l] = real_disk(x)
+            *exact, worst = _exact_parts(r.value)
         target = _target(eps, np.nan_to_num(mid))
-        worst = float(np.max(rad))
         if worst <= target:
-            return mid, rad, target, prec
+            return mid, rad, target, prec, tuple(exact)
         if 2 * prec > max_prec:
             raise _Refusal(f"channel {c}, head {h}: radius {worst:.3g} > eps {target:.3g} at the "
                            f"precision limit of {max_prec} bits")
@@ -141,8 +164,12 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
         ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False)
     except CertificationError as e:
         raise _Refusal(f"{where}: {e}") from None
+    exact = None
+    if ck.balls is not None and ck.certificate.get("arithmetic", "ball") == "ball":
+        mids, rads, _ = _exact_parts(list(ck.balls))
+        exact = (mids, rads) if mids else None
     return (ck.mid.real.copy(), ck.rad.copy(), target, int(ck.certificate.get("precision_bits") or 0),
-            ck.certificate.get("arithmetic", "ball"))
+            ck.certificate.get("arithmetic", "ball"), exact)
 
 
 #: bits of the FLINT enclosures handed to the float64 route
@@ -208,26 +235,27 @@ class _Refusal(Exception):
 def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads: list[int],
              progress, arithmetic: str = "auto") -> ModuleKernels:
     res = _result(mod, L, mod.settings["disc"] if mod.kind == "diag" else "bilinear")
-    C = np.asarray(mod.tensors["C"])
-    channels = 1 if mod.layout == "s4d-minimal" else (C.shape[0] if C.ndim == 4 else 1)
+    channels = module_channels(mod)
     mid = np.zeros((channels, len(heads), L))
     rad = np.zeros_like(mid)
-    targets, bits, arith = [], 0, set()
+    targets, bits, arith, exact = [], 0, set(), {}
     fast = _diagonal_float64(mod, heads, channels, L) if mod.kind == "diag" and arithmetic != "ball" else None
     try:
         dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
         for i, h in enumerate(heads):
             for c in range(channels):
                 if fast is not None and float(np.max(fast[1][c, i])) <= _target(eps, fast[0][c, i]):
-                    m, r, t, p, a = fast[0][c, i], fast[1][c, i], _target(eps, fast[0][c, i]), 53, \
-                        FLOAT64_ARITHMETIC
+                    m, r, t, p, a, e = fast[0][c, i], fast[1][c, i], _target(eps, fast[0][c, i]), 53, \
+                        FLOAT64_ARITHMETIC, None
                 elif dm is None:
-                    m, r, t, p = _diagonal_kernel(mod, h, c, L, eps, max_prec)
+                    m, r, t, p, e = _diagonal_kernel(mod, h, c, L, eps, max_prec)
                     a = "ball"
                 else:
-                    m, r, t, p, a = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, eps, max_prec,
-                                                 f"channel {c}, head {h}")
+                    m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, eps, max_prec,
+                                                    f"channel {c}, head {h}")
                 mid[c, i], rad[c, i] = m, r
+                if e is not None:
+                    exact[c, i] = e
                 targets.append(t)
                 bits, arith = max(bits, p), arith | {a}
             if progress:
@@ -240,9 +268,35 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     res.status = "ok"
     res.eps = max(targets) if targets else 0.0
     res.max_rad = float(rad.max()) if rad.size else 0.0
+    if exact:
+        res.mid_exact, res.rad_exact = _exact_arrays(mid, rad, exact)
+        res.max_rad = max(_float_up(max(Fraction(x) for x in rows[1])) if rows[1] else 0.0
+                          for rows in exact.values())
+        res.max_rad = max([res.max_rad] + [float(rad[key].max()) for key in np.ndindex(rad.shape[:2])
+                                           if key not in exact])
     res.precision_bits = bits
     res.info["arithmetic"] = sorted(arith)
     return res
+
+
+def _float_up(q: Fraction) -> float:
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
+def _exact_arrays(mid: np.ndarray, rad: np.ndarray, exact: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Lossless strings for every entry: the enclosures where the ball route certified,
+    the float64 disks (exact binary numbers) elsewhere."""
+    ms = np.empty(mid.shape, dtype=object)
+    rs = np.empty(mid.shape, dtype=object)
+    for key in np.ndindex(mid.shape[:2]):
+        if key in exact:
+            ms[key], rs[key] = exact[key]
+        else:
+            ms[key] = [rational_string(Fraction(float(v))) for v in mid[key]]
+            rs[key] = [rational_string(Fraction(float(v))) for v in rad[key]]
+    out = [a.astype(str) for a in (ms, rs)]
+    return out[0], out[1]
 
 
 def _result(mod: KernelModule, L: int, disc: str) -> ModuleKernels:
@@ -277,6 +331,12 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
     out.N = 2 * int(np.asarray(mod.tensors["C"]).shape[-2])
     out.info["heads"] = heads
     return out
+
+
+def module_channels(mod: KernelModule) -> int:
+    """The number of output channels of a module (from C's shape)."""
+    C = np.asarray(mod.tensors["C"])
+    return 1 if mod.layout == "s4d-minimal" or C.ndim != 4 else int(C.shape[0])
 
 
 def module_heads(mod: KernelModule) -> int:

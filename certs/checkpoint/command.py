@@ -30,26 +30,50 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("--kernels", default=None, help="write <prefix>.mid and <prefix>.rad arrays (npz)")
     m.add_argument("--compare", default=None, help="another implementation's kernels (.npy or .npz)")
     m.add_argument("--key", default=None, help="the array of --compare's npz to use")
-    m.add_argument("--workers", type=positive_int, default=1, help="processes (one module each)")
+    m.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes: a Dask LocalCluster of N single-threaded workers "
+                        "(a local process pool when Dask is not installed)")
+    m.add_argument("--scheduler", default=None,
+                   help="address of a running dask.distributed scheduler (tcp://host:8786); "
+                        "needs the extra: pip install \"s4cert[dask]\"")
+    m.add_argument("--out-dir", default=None,
+                   help="keep every finished group of kernels here (atomic files); a rerun with "
+                        "the same directory skips what is already certified and verified")
+    m.add_argument("--arithmetic", choices=("auto", "ball"), default="auto",
+                   help="auto: float64 disks first for diagonal kernels, balls where they miss eps; "
+                        "ball: balls only")
     m.add_argument("--quiet", action="store_true", help="no progress display")
 
 
 def cmd_model(args, number) -> int:
     if args.key is not None and args.compare is None:
         raise ValueError("--key goes with --compare")
-    paths = [p for p in (args.out, args.kernels) if p is not None]
+    paths = [p for p in (args.out, args.kernels, args.out_dir) if p is not None]
     if any(p == "" for p in paths):
         raise ValueError("an output path is empty")
     if len(set(paths)) != len(paths):
         raise ValueError("--out and --kernels name the same file")
     if args.file in paths:
         raise ValueError(f"{args.file}: an output path is the input checkpoint")
+    if args.scheduler is not None and args.workers != 1:
+        raise ValueError("--scheduler and --workers exclude each other (the cluster has its workers)")
     progress = Progress(enabled=not args.quiet)
+
+    def show(done: int, total: int, seconds: float) -> None:
+        eta = f", about {seconds / done * (total - done):.0f}s left" if 0 < done < total and seconds > 0 else ""
+        width = 30
+        bar = "#" * (width * done // max(total, 1))
+        progress(f"[{bar:<{width}}] {done}/{total} kernels{eta}")
     eps = None if args.eps is None else float(number(args.eps))
     report = certify_model(args.file, L=args.L, eps=eps, disc=args.disc, dt_transform=args.dt_transform,
                            real_transform=args.real_transform, imag_transform=args.imag_transform,
-                           compare=args.compare, key=args.key, workers=args.workers, progress=progress)
+                           compare=args.compare, key=args.key, workers=args.workers,
+                           scheduler=args.scheduler, out_dir=args.out_dir, arithmetic=args.arithmetic,
+                           progress=show)
     progress.done()
+    if args.out_dir is not None and report.tasks.get("reused"):
+        print(f"s4cert: reused {report.tasks['reused']} finished group(s) from {args.out_dir}, "
+              f"computed {report.tasks['computed']}", file=sys.stderr)
     for k in report.kernels:
         for name, value in k.assumed.items():
             print(f"s4cert: {k.prefix or '(top level)'}: assumed {name} = {value} (not recorded in the file)",

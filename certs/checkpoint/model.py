@@ -10,7 +10,6 @@ import io
 import json
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -18,10 +17,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ..io.atomic import atomic_write
-from .certify import ModuleKernels, certify_module, module_heads
+from ..io.numbers import rational_string
+from .certify import ModuleKernels, module_heads
 from .compare import max_error_interval
 from .layouts import KernelModule, find_kernel_modules, resolve_settings
 from .reader import read_checkpoint
+from .runner import Runner, Task, head_groups, npz_bytes, run_all
 
 REPORT_FORMAT = "s4cert.model-report/1"
 MAX_WORKERS = 64
@@ -35,6 +36,8 @@ class ModelReport:
     format: str
     kernels: list[ModuleKernels]
     options: dict = field(default_factory=dict)
+    #: how many tasks (groups of heads) were computed and how many reused from out_dir
+    tasks: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -53,13 +56,9 @@ class ModelReport:
             if k.status == "ok":
                 name = k.prefix or "kernel"
                 out[f"{name}.mid"], out[f"{name}.rad"] = k.mid, k.rad
+                if k.mid_exact is not None:
+                    out[f"{name}.mid_exact"], out[f"{name}.rad_exact"] = k.mid_exact, k.rad_exact
         return out
-
-
-def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return buf.getvalue()
 
 
 def save_report(report: ModelReport, out: str | None = None, kernels: str | None = None) -> None:
@@ -68,7 +67,7 @@ def save_report(report: ModelReport, out: str | None = None, kernels: str | None
     if out:
         items.append((out, (json.dumps(report.document(), indent=1, allow_nan=False) + "\n").encode()))
     if kernels:
-        items.append((kernels, _npz_bytes(report.kernel_arrays())))
+        items.append((kernels, npz_bytes(report.kernel_arrays())))
     if items:
         atomic_write(items)
 
@@ -95,16 +94,13 @@ def default_length(mod: KernelModule, hyper: Any) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _task(args: tuple) -> ModuleKernels:
-    mod, L, eps, max_prec, heads = args
-    return certify_module(mod, L, eps, max_prec=max_prec, heads=heads)
-
-
-def _groups(H: int, workers: int) -> list[list[int]]:
-    """Heads in contiguous groups, a few per worker (results do not depend on the grouping)."""
-    n = max(1, min(H, 4 * workers)) if workers > 1 else 1
-    size = -(-H // n)
-    return [list(range(a, min(H, a + size))) for a in range(0, H, size)]
+def _strings(part: ModuleKernels, which: str) -> np.ndarray:
+    """A part's lossless strings (its float64 disks, exactly, when it has none)."""
+    given = getattr(part, f"{which}_exact")
+    if given is not None:
+        return given
+    values = getattr(part, which)
+    return np.vectorize(lambda v: rational_string(Fraction(float(v))), otypes=[str])(values)
 
 
 def _join(parts: list[ModuleKernels]) -> ModuleKernels:
@@ -120,6 +116,9 @@ def _join(parts: list[ModuleKernels]) -> ModuleKernels:
         return out
     out.mid = np.concatenate([p.mid for p in parts], axis=1)
     out.rad = np.concatenate([p.rad for p in parts], axis=1)
+    if any(p.mid_exact is not None for p in parts):
+        out.mid_exact, out.rad_exact = (np.concatenate([_strings(p, which) for p in parts], axis=1)
+                                        for which in ("mid", "rad"))
     out.eps = max(p.eps for p in parts)
     out.max_rad = max(p.max_rad for p in parts)
     out.precision_bits = max(p.precision_bits for p in parts)
@@ -130,8 +129,9 @@ def _join(parts: list[ModuleKernels]) -> ModuleKernels:
 def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str | None = None,
                   dt_transform: str | None = None, real_transform: str | None = None,
                   imag_transform: str | None = None, compare: Any = None, key: str | None = None,
-                  workers: int = 1, max_prec: int = 4096,
-                  progress: Callable[[str], None] | None = None) -> ModelReport:
+                  workers: int = 1, scheduler: str | None = None, out_dir: str | None = None,
+                  arithmetic: str = "auto", max_prec: int = 4096,
+                  progress: Callable[[int, int, float], None] | None = None) -> ModelReport:
     """Certify every kernel module of a checkpoint (``.pt``, ``.ckpt``, ``.safetensors``,
     ``.npz``).
 
@@ -140,16 +140,28 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
     module's ``l_kernel`` or a recorded ``l_max``.  ``eps`` is an absolute bound on every
     radius (default ``1e-13 * max|K|`` per module).  ``compare`` (an npz/npy file or an
     array of shape (channels, H, L)) adds a certified interval for ``max |other - K|``.
-    ``workers`` > 1 certifies the modules in that many processes.  Raises ValueError for
-    bad input; a module that cannot be certified has ``status = "refused"``.
+    The work is split into groups of heads (``runner.Task``): ``workers`` > 1 runs them on
+    a Dask LocalCluster of that many processes (a process pool without Dask),
+    ``scheduler`` on an existing Dask cluster; ``out_dir`` keeps every finished group and
+    lets a later run resume.  ``progress(done, total, seconds)`` counts kernels.
+    ``arithmetic="ball"`` skips the float64 route.  Raises ValueError for bad input; a
+    module that cannot be certified has ``status = "refused"`` with the reason.
     """
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"workers must be an integer in [1, {MAX_WORKERS}], got {workers!r}")
+    if out_dir is not None:
+        out_dir = os.fspath(out_dir)
+        if not out_dir:
+            raise ValueError("the output directory is empty")
+        os.makedirs(out_dir, exist_ok=True)
+        if not os.access(out_dir, os.W_OK):
+            raise ValueError(f"{out_dir}: the output directory is not writable")
+    runner = Runner(workers, scheduler)
     ck = read_checkpoint(path)
     mods = find_kernel_modules(ck.tensors)
     options = {"disc": disc, "dt_transform": dt_transform, "real_transform": real_transform,
                "imag_transform": imag_transform}
-    jobs = []
+    tasks = []
     for index, mod in enumerate(mods):
         resolve_settings(mod, options if mod.kind == "diag" else {**options, "disc": None}, ck.hyper_parameters)
         if mod.kind == "dplr" and disc not in (None, "bilinear"):
@@ -157,17 +169,11 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
         length = L if L is not None else default_length(mod, ck.hyper_parameters)
         if length is None:
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
-        for heads in _groups(module_heads(mod), workers):
-            jobs.append((index, (mod, length, eps, max_prec, heads)))
+        for heads in head_groups(module_heads(mod)):
+            tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))
     others = _load_others(compare, key, len(mods)) if compare is not None else None
-    if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            done = list(pool.map(_task, [job for _, job in jobs]))
-    else:
-        done = []
-        for _, (mod, length, e, mp, heads) in jobs:
-            done.append(certify_module(mod, length, e, max_prec=mp, heads=heads, progress=progress))
-    results = [_join([r for (i, _), r in zip(jobs, done) if i == m]) for m in range(len(mods))]
+    done, counts = run_all(tasks, runner, out_dir, progress)
+    results = [_join([r for t, r in zip(tasks, done) if t.index == m]) for m in range(len(mods))]
     for res in results:
         if others is not None and res.status == "ok":
             other = others(res)
@@ -175,7 +181,9 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
             res.info["compare"] = {"key": key, "max_error": [lo, hi]}
     opts = dict(options, L=L, eps=None if eps is None else float(eps), compare=None if compare is None else str(compare),
                 key=key)
-    return ModelReport(str(path), ck.format, results, opts)
+    report = ModelReport(str(path), ck.format, results, opts)
+    report.tasks = counts
+    return report
 
 
 def _load_others(compare: Any, key: str | None, n_modules: int) -> Callable[[ModuleKernels], np.ndarray]:

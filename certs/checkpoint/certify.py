@@ -240,10 +240,11 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     rad = np.zeros_like(mid)
     targets, bits, arith, exact = [], 0, set(), {}
     fast = _diagonal_float64(mod, heads, channels, L) if mod.kind == "diag" and arithmetic != "ball" else None
-    try:
-        dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
-        for i, h in enumerate(heads):
-            for c in range(channels):
+    refused = []
+    dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
+    for i, h in enumerate(heads):
+        for c in range(channels):
+            try:
                 if fast is not None and float(np.max(fast[1][c, i])) <= _target(eps, fast[0][c, i]):
                     m, r, t, p, a, e = fast[0][c, i], fast[1][c, i], _target(eps, fast[0][c, i]), 53, \
                         FLOAT64_ARITHMETIC, None
@@ -253,19 +254,24 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
                 else:
                     m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, eps, max_prec,
                                                     f"channel {c}, head {h}")
-                mid[c, i], rad[c, i] = m, r
-                if e is not None:
-                    exact[c, i] = e
-                targets.append(t)
-                bits, arith = max(bits, p), arith | {a}
-            if progress:
-                progress(f"{mod.prefix}: head {i + 1}/{len(heads)}")
-    except _Refusal as e:
-        res.status, res.reason = "refused", str(e)
-        return res
+            except _Refusal as why:
+                # this kernel is reported; the others still finish (its disks say nothing: rad = inf)
+                refused.append({"channel": c, "head": h, "reason": str(why)})
+                mid[c, i], rad[c, i] = np.nan, np.inf
+                continue
+            mid[c, i], rad[c, i] = m, r
+            if e is not None:
+                exact[c, i] = e
+            targets.append(t)
+            bits, arith = max(bits, p), arith | {a}
+        if progress:
+            progress(f"{mod.prefix}: head {i + 1}/{len(heads)}")
     res.channels, res.H = channels, len(heads)
     res.mid, res.rad = mid, rad
-    res.status = "ok"
+    res.status = "ok" if not refused else "refused"
+    if refused:
+        res.reason = refused[0]["reason"] + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else "")
+        res.info["refused"] = refused
     res.eps = max(targets) if targets else 0.0
     res.max_rad = float(rad.max()) if rad.size else 0.0
     if exact:
@@ -293,8 +299,8 @@ def _exact_arrays(mid: np.ndarray, rad: np.ndarray, exact: dict) -> tuple[np.nda
         if key in exact:
             ms[key], rs[key] = exact[key]
         else:
-            ms[key] = [rational_string(Fraction(float(v))) for v in mid[key]]
-            rs[key] = [rational_string(Fraction(float(v))) for v in rad[key]]
+            ms[key] = [rational_string(Fraction(float(v))) if np.isfinite(v) else "nan" for v in mid[key]]
+            rs[key] = [rational_string(Fraction(float(v))) if np.isfinite(v) else "inf" for v in rad[key]]
     out = [a.astype(str) for a in (ms, rs)]
     return out[0], out[1]
 

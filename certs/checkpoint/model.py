@@ -53,7 +53,7 @@ class ModelReport:
         """``<prefix>.mid`` and ``<prefix>.rad`` for every certified module."""
         out = {}
         for k in self.kernels:
-            if k.status == "ok":
+            if k.mid is not None:
                 name = k.prefix or "kernel"
                 out[f"{name}.mid"], out[f"{name}.rad"] = k.mid, k.rad
                 if k.mid_exact is not None:
@@ -100,7 +100,8 @@ def _strings(part: ModuleKernels, which: str) -> np.ndarray:
     if given is not None:
         return given
     values = getattr(part, which)
-    return np.vectorize(lambda v: rational_string(Fraction(float(v))), otypes=[str])(values)
+    exact = lambda v: rational_string(Fraction(float(v))) if np.isfinite(v) else ("nan" if np.isnan(v) else "inf")
+    return np.vectorize(exact, otypes=[str])(values)
 
 
 def _join(parts: list[ModuleKernels]) -> ModuleKernels:
@@ -113,6 +114,8 @@ def _join(parts: list[ModuleKernels]) -> ModuleKernels:
     out.seconds = sum(p.seconds for p in parts)
     if refused:
         out.status, out.reason = "refused", refused[0].reason
+        out.info["refused"] = [k for p in parts for k in p.info.get("refused", [])]
+    if any(p.mid is None for p in parts):
         return out
     out.mid = np.concatenate([p.mid for p in parts], axis=1)
     out.rad = np.concatenate([p.rad for p in parts], axis=1)

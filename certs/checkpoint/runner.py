@@ -99,8 +99,8 @@ def _task_files(out_dir: str, task: Task) -> tuple[str, str]:
 
 def save_task(out_dir: str, task: Task, res: ModuleKernels) -> None:
     """Write a finished task atomically (both files, or neither)."""
-    arrays = {"mid": res.mid, "rad": res.rad} if res.status == "ok" else {}
-    if res.status == "ok" and res.mid_exact is not None:
+    arrays = {"mid": res.mid, "rad": res.rad} if res.mid is not None else {}
+    if res.mid is not None and res.mid_exact is not None:
         arrays |= {"mid_exact": res.mid_exact, "rad_exact": res.rad_exact}
     data = npz_bytes(arrays)
     doc = {"format": TASK_FORMAT, "task": task.digest(), "arrays": hashlib.sha256(data).hexdigest(),
@@ -125,7 +125,7 @@ def load_task(out_dir: str, task: Task) -> ModuleKernels | None:
                             channels=e["channels"], H=e["H"], N=e["N"], L=e["L"], assumed=e["assumed"],
                             settings=e["settings"], status=e["status"], reason=e["reason"], eps=e["eps"],
                             max_rad=e["max_rad"], precision_bits=e["precision_bits"], info=doc.get("info", {}))
-        if res.status == "ok":
+        if "mid.npy" in zipfile.ZipFile(io.BytesIO(data)).namelist():
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 res.mid, res.rad = z["mid"], z["rad"]
                 if "mid_exact" in z.files:

@@ -118,10 +118,18 @@ def test_a_damaged_or_stale_group_is_recomputed(tmp_path):
 
 
 def test_a_kernel_that_cannot_be_certified_is_reported_and_the_others_finish(tmp_path):
-    rep = certify_model(DATA / "a03_fftconv_diag_zoh_lin.pt", L=32, eps=1e-40, max_prec=128,
-                        arithmetic="ball")
-    [k] = rep.kernels
-    assert k.status == "refused" and "precision limit" in k.reason
+    # one head's C scaled up so that only its kernel misses an absolute eps at 128 bits
+    path = layer(tmp_path / "m.npz", H=4)
+    with np.load(path) as z:
+        sd = {k: z[k] for k in z.files}
+    sd["enc.layer.kernel.C"][0, 2] *= np.float32(2.0 ** 120)
+    np.savez(path, **sd)
+    [k] = certify_model(path, L=32, eps=1e-30, max_prec=256, arithmetic="ball").kernels
+    assert k.status == "refused" and "head 2" in k.reason and "precision limit" in k.reason
+    assert [(r["channel"], r["head"]) for r in k.info["refused"]] == [(0, 2)]
+    from fractions import Fraction
+    assert np.all(np.isinf(k.rad[0, 2]))
+    assert all(Fraction(r) <= Fraction(1e-30) for r in k.rad_exact[0, [0, 1, 3]].reshape(-1))
 
 
 def test_scheduler_without_dask_exits_2_naming_the_extra(tmp_path):

@@ -177,7 +177,21 @@ class BallField(Field):
             return lambda a, inverse=False: self._at(lambda: list(acb.dft(list(a), inverse=inverse)))
         if name == "polymul":
             return lambda p, q: self._at(lambda: _poly_coeffs(acb_poly(list(p)) * acb_poly(list(q)), len(p) + len(q) - 1))
+        if name == "solve":
+            return self._solve
         return None
+
+    def _solve(self, A: list, B: list) -> list | None:
+        """``A^{-1} B`` (rows) by FLINT's certified solve at this precision (``acb_mat.solve``:
+        the result encloses the solution for every point of the balls), or None when A is
+        not certainly invertible at this precision."""
+        def run():
+            try:
+                X = acb_mat([list(r) for r in A]).solve(acb_mat([list(r) for r in B]))
+            except ZeroDivisionError:
+                return None
+            return [[X[i, j] for j in range(X.ncols())] for i in range(X.nrows())]
+        return self._at(run)
 
 
 def float_upper(x: arb) -> float:

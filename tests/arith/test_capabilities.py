@@ -327,3 +327,21 @@ def test_tracing_replays_exp_and_reads_bounds_without_recording():
     assert [ins[0] for ins in T.circuit.instructions] == ["input", "exp", "exp_const"]
     out = T.circuit.run(Float64Field())
     assert out[1] == complex(math.e) and out[2] == 1
+
+
+def test_ball_solve_primitive_encloses_the_exact_solution_or_says_none():
+    from fractions import Fraction
+
+    from s4cert.arith import BallField, ExactField
+
+    F, E = BallField(100), ExactField(4)
+    A = [[Fraction(2), Fraction(1, 3)], [Fraction(-1, 7), Fraction(5)]]
+    B = [[Fraction(1)], [Fraction(-2, 9)]]
+    X = F.primitive("solve")([[F.from_number(x) for x in r] for r in A], [[F.from_number(x) for x in r] for r in B])
+    det = A[0][0] * A[1][1] - A[0][1] * A[1][0]
+    exact = [(A[1][1] * B[0][0] - A[0][1] * B[1][0]) / det, (A[0][0] * B[1][0] - A[1][0] * B[0][0]) / det]
+    for row, q in zip(X, exact):
+        assert row[0].contains(F.from_number(q))
+    singular = [[F.one(), F.one()], [F.one(), F.one()]]
+    assert F.primitive("solve")(singular, [[F.one()], [F.one()]]) is None
+    assert E.primitive("solve") is None

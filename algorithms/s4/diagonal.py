@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...arith import Truth
-from ..result import OK, SINGULAR, Result, undecided
+from ..result import OK, SINGULAR, Result, Status, undecided
+from .bilinear import discretize
 
 DISCRETIZATIONS = ("zoh", "bilinear", "dss")
 #: the constant of DSS's regularised reciprocal
@@ -72,12 +73,15 @@ def diagonal_terms(F, lam: list, dt: list, B: list, C: list, L: int, disc: str,
             z.append(e)
             start.append(F.one())
         elif disc == "bilinear":
-            den = F.sub(F.one(), F.div(dl, two))
-            t = F.is_zero(den)
-            if t is not Truth.FALSE:
-                return _zero_status(t, n, "1 - dt lambda/2 = 0")
-            W.append(F.mul(cb, F.div(d_n, den)))
-            z.append(F.div(F.add(F.one(), F.div(dl, two)), den))
+            # the bilinear step of the 1 x 1 system (lambda_n, B_n) at dt_n (s4.bilinear)
+            step = discretize(F, [[l_n]], [[b_n]], d_n)
+            if not step.ok:
+                return step if step.status != Status.SINGULAR_BILINEAR else Result(
+                    SINGULAR, info={"mode": n, "reason": "1 - dt lambda/2 = 0"},
+                    reason=f"mode {n}: 1 - dt lambda/2 = 0")
+            Abar, Bbar = step.value
+            W.append(F.mul(c_n, Bbar[0][0]))
+            z.append(Abar[0][0])
             start.append(F.one())
         else:
             positive = bool(re_positive[n]) if re_positive is not None else False

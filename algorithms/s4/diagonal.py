@@ -60,7 +60,6 @@ def diagonal_terms(F, lam: list, dt: list, B: list, C: list, L: int, disc: str,
     if disc not in DISCRETIZATIONS:
         raise ValueError(f"disc must be one of {', '.join(DISCRETIZATIONS)}; got {disc!r}")
     W, z, start = [], [], []
-    two = F.const(2)
     for n, (l_n, d_n, b_n, c_n) in enumerate(zip(lam, dt, B, C)):
         cb = F.mul(c_n, b_n)
         dl = F.mul(d_n, l_n)

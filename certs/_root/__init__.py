@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from .algorithms.s4.dplr import DPLR
 from .certs.audit.report import audit_kernel_file
+from .certs.checkpoint.certify import certify_module
+from .certs.checkpoint.model import ModelReport, certify_model
+from .certs.checkpoint.reader import read_checkpoint
 from .certs.compare import compare_with
 from .certs.errors import CertificationError
 from .certs.io.kernel_file import load_kernel, save_kernel
@@ -26,6 +29,7 @@ from .certs.kernel import CertifiedKernel, certify_kernel
 __version__ = "0.1.0"
 
 __all__ = [
-    "CertificationError", "CertifiedKernel", "DPLR", "__version__", "audit_kernel_file",
-    "certify_kernel", "compare_with", "load_kernel", "load_params", "save_kernel",
+    "CertificationError", "CertifiedKernel", "DPLR", "ModelReport", "__version__", "audit_kernel_file",
+    "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
+    "read_checkpoint", "save_kernel",
 ]

@@ -64,10 +64,11 @@ def _disks(F, xs: list) -> MR:
 
 class DiskArrays:
     """The field operations ``s4.correction`` calls, on disk arrays over the M roots
-    (``arith.midrad.MR``): one element is a whole array of disks, one per root."""
+    (``arith.midrad.MR``, or any class with ``exact``, ``add``, ``sub``, ``mul``): one
+    element is a whole array of disks, one per root."""
 
-    def __init__(self, M: int):
-        self._one, self._zero = MR.exact(np.ones(M)), MR.exact(np.zeros(M))
+    def __init__(self, M: int, disks: Any = MR):
+        self._one, self._zero = disks.exact(np.ones(M)), disks.exact(np.zeros(M))
 
     def one(self) -> MR:
         return self._one
@@ -166,13 +167,13 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
     return sums, max(float(sep), 0.0)
 
 
-def _gauss_jordan_inverse(W: list[list[MR]]) -> list[list[MR]]:
-    """The inverse of an r x r matrix of disk arrays, without pivoting (RangeError when a
-    pivot is not certainly nonzero at some root)."""
+def gauss_jordan_inverse(W: list[list[Any]], disks: Any = MR) -> list[list[Any]]:
+    """The inverse of an r x r matrix of disk arrays (of the class ``disks``), without
+    pivoting (RangeError when a pivot is not certainly nonzero at some root)."""
     r = len(W)
     A = [row[:] for row in W]
     n = len(A[0][0])
-    one, zero = MR.exact(np.ones(n)), MR.exact(np.zeros(n))
+    one, zero = disks.exact(np.ones(n)), disks.exact(np.zeros(n))
     inv = [[one if i == c else zero for c in range(r)] for i in range(r)]
     for p in range(r):
         ip = A[p][p].inv()
@@ -187,7 +188,7 @@ def _gauss_jordan_inverse(W: list[list[MR]]) -> list[list[MR]]:
     return inv
 
 
-def _bit_reverse(M: int) -> np.ndarray:
+def bit_reverse(M: int) -> np.ndarray:
     bits = M.bit_length() - 1
     idx = np.arange(M)
     rev = np.zeros(M, dtype=np.int64)
@@ -201,7 +202,7 @@ def idft_midrad(H: MR, Z: MR) -> tuple[np.ndarray, float]:
     R with |K_j - mid_j| <= R for every j and every H in the disks.  Z are the disks of
     the roots z_k (their conjugates are the inverse transform's twiddles)."""
     M = len(H)
-    x = H.mid[_bit_reverse(M)].copy()
+    x = H.mid[bit_reverse(M)].copy()
     tw_rad = float(np.max(Z.rad))
     tw_abs = float(np.max(abs_upper(Z.mid)))
     E = 0.0
@@ -284,14 +285,14 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
                 for c in range(r):
                     W[i][c].mid[minus_one] = 1.0 if i == c else 0.0
                     W[i][c].rad[minus_one] = 0.0
-        Winv = _gauss_jordan_inverse(W)
+        Winv = gauss_jordan_inverse(W)
         v = correction.rhs(blocks, r)
         H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
         if minus_one is not None:
             h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
         mid, R = idft_midrad(H, Z)
-        bounds = _constant_bounds(blocks, Winv, mask, r)
+        bounds = constant_bounds(blocks, Winv, mask, r)
     except RangeError as e:
         return undecided(f"float64 disks: {e}")
     A_wt = {key: float(sum_upper(float(np.sum(up(modulus_upper(w.mid) + w.rad))), len(w))) if len(w) else 0.0
@@ -302,7 +303,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     return Result(Status.OK, (mid[:L].copy(), np.full(L, R)), info)
 
 
-def _constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:
+def constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:
     """b >= 1 bounding |x|, ||u||_inf, ||v||_inf, ||T||_inf and w >= 1 bounding
     ||W^-1||_inf over the roots z != -1: the rows of ``s4.constants.b_rows`` and of W^-1,
     their absolute sums bounded per root on the disk arrays, then the largest over the

@@ -1,0 +1,162 @@
+"""The S4 filter at every root at once, in double-double midpoint-radius arrays.
+
+The stages of ``s4.midrad`` (the float64 disk route) with the arithmetic of
+``arith.double_double``: midpoints carried as unevaluated pairs of float64 arrays, radii
+bounded per element (``proofs/double_double_filter.md``):
+
+1. set-up (partition, poles mu_j, weights) in ball arithmetic, rounded to double-double
+   disks element by element;
+2. the (r+1)^2 Cauchy sums directly over blocks of (root, pole) pairs: d = z_k - mu_j,
+   1/d (a Newton step and a residual bound), the weighted terms, the sum over the poles by
+   a balanced tree of double-double additions;
+3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
+   nonzero, else the route stops undecided), then H;
+4. the inverse DFT by radix-2 butterflies on disks, so every output disk contains the
+   transform of every choice of inputs in the input disks.
+
+The kernel's disks hold K_j for every j < L; the result's ``info`` carries the bounds the
+filter constants need (b, w, d, A_wt), as in ``s4.midrad``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...arith import BallField
+from ...arith.double_double import DD, concat, dd_of_balls, roots_of_unity_dd
+from ...arith.midrad import RangeError, sum_upper, up
+
+from ..dft import next_power_of_two
+from ..linalg import dot
+from ..result import Result, Status, undecided
+from . import correction
+from .dplr import DPLR, check_length
+from .filter import setup
+from .midrad import DiskArrays, bit_reverse, constant_bounds, gauss_jordan_inverse
+
+#: the name of this arithmetic in results and certificates
+ARITHMETIC = "double-double midpoint-radius"
+#: the blocks of roots hold about this many (root, pole) pairs
+BLOCK_PAIRS = 1 << 15
+
+
+def _tree_sum(x: DD) -> DD:
+    """The sum over the last axis by a balanced tree of disk additions (shape (m, n) -> (m,))."""
+    while x.rh.shape[-1] > 1:
+        n = x.rh.shape[-1]
+        h = n // 2
+        s = x[:, :h].add(x[:, h:2 * h])
+        x = concat([s, x[:, 2 * h:]], axis=1) if n % 2 else s
+    return x[:, 0]
+
+
+def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
+    """Disks of S_k = sum_j a_j / (z_k - mu_j) for each weight set (poles and weights as
+    double-double disks), and a lower bound of min |z_k - mu_j| (inf without poles).
+    RangeError when a difference's disk may contain 0 or a magnitude leaves the range."""
+    M, n = len(Z), len(poles)
+    if n == 0:
+        return [DD.exact(np.zeros(M)) for _ in weights], math.inf
+    B = max(1, BLOCK_PAIRS // n)
+    P = poles.reshape(1, n)
+    A = [w.reshape(1, n) for w in weights]
+    out: list[list[DD]] = [[] for _ in weights]
+    sep = math.inf
+    for s in range(0, M, B):
+        z = Z[s:s + B].reshape(-1, 1)
+        d = z.sub(P)
+        sep = min(sep, float(np.min(d.abs_lower())))
+        q = d.inv()
+        for c, a in enumerate(A):
+            out[c].append(_tree_sum(q.mul(a)))
+    if not sep > 0:
+        raise RangeError("a pole's disk meets a root's")
+    return [concat(parts) for parts in out], sep
+
+
+def idft_dd(H: DD, M: int) -> DD:
+    """Disks of (1/M) sum_k h_k conj(z_k)^j (numpy's ifft convention) for every h in the
+    disks H: an iterative radix-2 transform on disks (twiddles the disks of conj(z))."""
+    x = H[bit_reverse(M)]
+    Zc = roots_of_unity_dd(M).conj()
+    size = 2
+    while size <= M:
+        half = size // 2
+        w = Zc[0:M:M // size][:half].reshape(1, half)   # exp(+2 pi i j / size)
+        v = x.reshape(-1, size)
+        p = v[:, half:].mul(w)
+        e = v[:, :half]
+        x = concat([e.add(p), e.sub(p)], axis=1).reshape(-1)
+        size *= 2
+    return x.scale(1.0 / M) if M > 1 else x
+
+
+def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
+                     exceptional: list[int] | None = None, prec: int = 192) -> Result:
+    """The length-L kernel as double-double disks, the set-up done in ``BallField(prec)``.
+
+    Result: ``value`` = (midpoints, radii): complex128 midpoints (the double-double
+    midpoints rounded) and float64 radii, so |K_j - mid_j| <= rad_j.  ``info`` as in
+    ``s4.midrad.filter_kernel_midrad``: ``"M"``, ``"exceptional"``, ``"poles"``,
+    ``"cauchy"`` (``"route"``: ``"direct"``, ``"arithmetic"``), ``"b"``, ``"w"`` (upper
+    bounds, floats >= 1), ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper
+    bounds of sum_j |a_j| by weight key), and ``"dd"``: (hi, lo, rad), the complex parts
+    of the double-double midpoints and their radii (|K_j - hi_j - lo_j| <= rad_j).  Statuses: ``undecided`` (``info["reason"]``) and the set-up's.
+
+    >>> from s4cert.algorithms.s4.dplr import DPLR
+    >>> res = filter_kernel_dd(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
+    >>> mid, rad = res.value
+    >>> res.ok, bool(rad.max() < 1e-28)
+    (True, True)
+    """
+    L = check_length(L)
+    M = next_power_of_two(L)
+    F = BallField(prec)
+    su = setup(F, model, step, M, c_tilde, exceptional)
+    if not su.ok:
+        return su
+    st = su.value
+    r = model.r
+    try:
+        Z = roots_of_unity_dd(M)
+        keys = list(st.weights)
+        wdisks = [dd_of_balls([F.enclose(x) for x in st.weights[k]]) for k in keys]
+        sums, sep = cauchy_direct_dd(Z, dd_of_balls([F.enclose(p) for p in st.poles]), wdisks)
+        blocks = dict(zip(keys, sums))
+        for key, const in st.offsets.items():  # the exceptional indices' constant
+            cd = dd_of_balls([F.enclose(const)])
+            blocks[key] = blocks[key].add(cd)
+        D = DiskArrays(M, DD)
+        beta = Z.add(D.one()).scale(0.5)
+        W = correction.matrix(D, blocks, beta, r)
+        minus_one = correction.minus_one_index(M)
+        mask = np.ones(M, dtype=bool)
+        if minus_one is not None:
+            mask[minus_one] = False
+            for i in range(r):  # at z = -1 the correction is not used: keep its pivots harmless
+                for c in range(r):
+                    for f, v in (("rh", 1.0 if i == c else 0.0), ("rl", 0.0), ("ih", 0.0), ("il", 0.0), ("rad", 0.0)):
+                        getattr(W[i][c], f)[minus_one] = v
+        Winv = gauss_jordan_inverse(W, DD)
+        v = correction.rhs(blocks, r)
+        H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
+        if minus_one is not None:
+            h = dd_of_balls([F.enclose(correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B))])
+            for f in ("rh", "rl", "ih", "il", "rad"):
+                getattr(H, f)[minus_one] = getattr(h, f)[0]
+        K = idft_dd(H, M)[:L]
+        bounds = constant_bounds(blocks, Winv, mask, r)
+    except RangeError as e:
+        return undecided(f"double-double disks: {e}")
+    A_wt = {key: float(sum_upper(float(np.sum(w.abs_upper())), len(w))) if len(w) else 0.0
+            for key, w in zip(keys, wdisks)}
+    # the midpoints rounded to complex128: within 2u |mid| per component, added to the radius
+    mid = K.mid_complex()
+    rad = up(K.rad + up(2 * 2.0 ** -53 * K.mid_abs1()))
+    info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
+            "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
+            "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt,
+            "dd": (K.rh + 1j * K.ih, K.rl + 1j * K.il, K.rad)}
+    return Result(Status.OK, (mid, rad), info)

@@ -1,0 +1,293 @@
+"""Double-double midpoint-radius arithmetic on numpy arrays, rigorous under round to nearest.
+
+A ``DD`` holds complex disks ``|x - mid| <= rad`` whose midpoints are unevaluated sums
+``(re_hi + re_lo) + i (im_hi + im_lo)`` of float64 arrays.  The midpoints are computed with
+error-free transformations (``two_sum``; ``two_prod`` by Veltkamp splitting and Dekker's
+product, not relying on a fused multiply-add), and every operation bounds its own rounding
+from the quantities it computed (a running error bound), rounded up as in
+``arith.midrad.up``; inverses are bounded a posteriori from a residual.  Every operation
+returns disks that contain the exact result of the same operation on any points of the
+operand disks (``proofs/double_double_filter.md``).  Magnitudes above ``BIG = 2^500`` are
+refused (``arith.midrad.RangeError``): below it no split, product or sum overflows.
+
+>>> x = DD.exact([1 + 1j])
+>>> y = x.mul(x.inv())
+>>> bool(abs(y.mid_hi[0] - 1) <= 1e-30 and y.rad[0] <= 1e-30)
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .midrad import U, RangeError, up
+
+#: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
+BIG = 2.0 ** 500
+#: Veltkamp's splitting constant for 53-bit floats
+_SPLIT = 134217729.0  # 2^27 + 1
+#: below this |fl(a b)| Dekker's product may not be exact; the error term is dropped then
+_TP_MIN = 2.0 ** -900
+#: an absolute allowance per real operation for underflow (>= 2^-950 + a few 2^-1075)
+TINY = 2.0 ** -940
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; no overflow)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split a = ah + al exactly, ah and al of at most 26 significant bits
+    (|a| < 2^996)."""
+    c = _SPLIT * a
+    ah = c - (c - a)
+    return ah, a - ah
+
+
+def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e) with p = fl(a b) and |a b - p - e| <= 2^-950: Dekker's product, exact when
+    |p| >= 2^-900 (|a|, |b| <= 2^500); below that e is set to 0."""
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, np.where(np.abs(p) >= _TP_MIN, e, 0.0)
+
+
+def _real_add(xh, xl, yh, yl):
+    """x + y of real double-doubles: (zh, zl, err) with |x + y - zh - zl| <= err."""
+    sh, se = two_sum(xh, yh)
+    t = xl + yl
+    v = se + t
+    zh, zl = two_sum(sh, v)
+    return zh, zl, up(U * up(np.abs(t) + np.abs(v)))
+
+
+def _real_mul(xh, xl, yh, yl):
+    """x y of real double-doubles: (zh, zl, err) with |x y - zh - zl| <= err."""
+    p, e = two_prod(xh, yh)
+    a1, a2 = xh * yl, xl * yh
+    t = a1 + a2
+    v = e + t
+    zh, zl = two_sum(p, v)
+    err = up(up(np.abs(v) + np.abs(a1)) + up(np.abs(a2) + np.abs(t)))
+    err = up(up(U * err) + up(np.abs(xl) * np.abs(yl)))
+    return zh, zl, up(err + 4 * TINY)
+
+
+def _abs1(h: np.ndarray, l: np.ndarray) -> np.ndarray:
+    """An upper bound of |h + l|."""
+    return up(np.abs(h) + np.abs(l))
+
+
+def _check(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        if a.size and not float(np.max(np.abs(a))) <= BIG:  # NaN fails the comparison
+            raise RangeError("a double-double part or radius is not finite or exceeds 2^500")
+
+
+@dataclass
+class DD:
+    """Complex disks with double-double midpoints: mid = (rh + rl) + i (ih + il)."""
+
+    rh: np.ndarray
+    rl: np.ndarray
+    ih: np.ndarray
+    il: np.ndarray
+    rad: np.ndarray
+
+    @classmethod
+    def from_parts(cls, hi, lo, rad) -> "DD":
+        """From complex arrays of high and low parts and radii (checked)."""
+        hi = np.asarray(hi, dtype=np.complex128)
+        lo = np.broadcast_to(np.asarray(lo, dtype=np.complex128), hi.shape)
+        r = np.broadcast_to(np.asarray(rad, dtype=np.float64), hi.shape).copy()
+        if np.any(np.isnan(r)) or np.any(r < 0):
+            raise ValueError("radii must be >= 0")
+        out = cls(hi.real.copy(), lo.real.copy(), hi.imag.copy(), lo.imag.copy(), r)
+        _check(out.rh, out.rl, out.ih, out.il, r)
+        return out
+
+    @classmethod
+    def exact(cls, values) -> "DD":
+        """Points: complex128 values taken as exact."""
+        v = np.asarray(values, dtype=np.complex128)
+        return cls.from_parts(v, np.zeros(v.shape, complex), np.zeros(v.shape))
+
+    def __len__(self) -> int:
+        return len(self.rh)
+
+    def __getitem__(self, idx) -> "DD":
+        return DD(self.rh[idx], self.rl[idx], self.ih[idx], self.il[idx], self.rad[idx])
+
+    @property
+    def mid_hi(self) -> np.ndarray:
+        return self.rh + 1j * self.ih
+
+    def mid_complex(self) -> np.ndarray:
+        """The midpoints rounded to complex128 (within 2u |mid| per component)."""
+        return (self.rh + self.rl) + 1j * (self.ih + self.il)
+
+    def mid_abs1(self) -> np.ndarray:
+        """An upper bound of |mid| (real plus imaginary parts)."""
+        return up(_abs1(self.rh, self.rl) + _abs1(self.ih, self.il))
+
+    def mid_abs(self) -> np.ndarray:
+        """An upper bound of |mid|: sqrt(a^2 + b^2) of upper bounds a, b of the parts, every
+        operation rounded up (no sqrt(2) lost, which compounds over chains of products)."""
+        a, b = _abs1(self.rh, self.rl), _abs1(self.ih, self.il)
+        return up(np.sqrt(up(up(a * a) + up(b * b))))
+
+    def _make(self, rh, rl, ih, il, rad) -> "DD":
+        _check(rh, ih, rad)  # |lo| <= u |hi| after two_sum, so the low parts are in range too
+        return DD(rh, rl, ih, il, rad)
+
+    def conj(self) -> "DD":
+        return DD(self.rh, self.rl, -self.ih, -self.il, self.rad)
+
+    def neg(self) -> "DD":
+        return DD(-self.rh, -self.rl, -self.ih, -self.il, self.rad)
+
+    def add(self, other: "DD") -> "DD":
+        rh, rl, er = _real_add(self.rh, self.rl, other.rh, other.rl)
+        ih, il, ei = _real_add(self.ih, self.il, other.ih, other.il)
+        return self._make(rh, rl, ih, il, up(up(self.rad + other.rad) + up(er + ei)))
+
+    def sub(self, other: "DD") -> "DD":
+        return self.add(other.neg())
+
+    def mul(self, other: "DD") -> "DD":
+        """(ar + i ai)(br + i bi): four real products and two real sums, each with its error;
+        the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y."""
+        p1h, p1l, e1 = _real_mul(self.rh, self.rl, other.rh, other.rl)
+        p2h, p2l, e2 = _real_mul(self.ih, self.il, other.ih, other.il)
+        p3h, p3l, e3 = _real_mul(self.rh, self.rl, other.ih, other.il)
+        p4h, p4l, e4 = _real_mul(self.ih, self.il, other.rh, other.rl)
+        rh, rl, e5 = _real_add(p1h, p1l, -p2h, -p2l)
+        ih, il, e6 = _real_add(p3h, p3l, p4h, p4l)
+        err = up(up(up(e1 + e2) + up(e3 + e4)) + up(e5 + e6))
+        aa, bb = self.mid_abs(), other.mid_abs()
+        prop = up(up(aa * other.rad) + up(self.rad * bb))
+        prop = up(prop + up(self.rad * other.rad))
+        return self._make(rh, rl, ih, il, up(err + prop))
+
+    def scale(self, c: float) -> "DD":
+        """Multiplication by an exact power of two c <= 1 (exact unless it underflows)."""
+        if not (0 < c <= 1 and c == 2.0 ** round(np.log2(c))):
+            raise ValueError("scale takes a power of two in (0, 1]")
+        return self._make(self.rh * c, self.rl * c, self.ih * c, self.il * c, up(up(self.rad * c) + 4 * TINY))
+
+    def inv(self) -> "DD":
+        """1/x for every x in the disks, bounded a posteriori: y from one Newton step in
+        double-double, then q >= |1 - x y| over the disk; if q <= 1/2 the disk excludes 0
+        and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.  RangeError otherwise."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y0 = 1.0 / self.mid_complex()
+        if not np.all(np.isfinite(y0)):
+            raise RangeError("a divisor's midpoint is 0 or out of range")
+        zero = np.zeros(self.rh.shape)
+        one = DD.exact(np.ones(self.rh.shape))
+        y = DD.exact(y0)
+        pt = DD(self.rh, self.rl, self.ih, self.il, zero)
+        y = y.add(y.mul(one.sub(pt.mul(y))))          # Newton: y0 + y0 (1 - x y0)
+        y = DD(y.rh, y.rl, y.ih, y.il, zero)
+        res = one.sub(self.mul(y))                     # encloses 1 - x y for every x in the disk
+        q = res.abs_upper()
+        if not float(np.max(q, initial=0.0)) <= 0.5:
+            raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
+        return self._make(y.rh, y.rl, y.ih, y.il, up(2 * up(q * y.mid_abs())))
+
+    def abs_upper(self) -> np.ndarray:
+        """Upper bounds of |x| over each disk."""
+        return up(self.mid_abs() + self.rad)
+
+    def abs_lower(self) -> np.ndarray:
+        """Lower bounds of |x| over each disk (0 where it may contain 0):
+        |x| >= max(|re mid|, |im mid|) - rad, with |h + l| >= |h| - |l| rounded down."""
+        lr = np.nextafter(np.abs(self.rh) - np.abs(self.rl), -np.inf)
+        li = np.nextafter(np.abs(self.ih) - np.abs(self.il), -np.inf)
+        return np.maximum(np.nextafter(np.maximum(lr, li) - self.rad, -np.inf), 0.0)
+
+    def reshape(self, *shape) -> "DD":
+        return DD(*(a.reshape(*shape) for a in (self.rh, self.rl, self.ih, self.il, self.rad)))
+
+
+def concat(parts: list[DD], axis: int = 0) -> DD:
+    """The disks of ``parts`` side by side (``np.concatenate`` of every array)."""
+    return DD(*(np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in ("rh", "rl", "ih", "il", "rad")))
+
+
+def _dd_of_real(x, prec: int) -> tuple[float, float, float]:
+    """(hi, lo, err) with |x - hi - lo| <= err for every point of the real ball x: hi and lo
+    the rounded midpoints of x and of the ball x - hi, err an upper bound of the ball
+    |x - hi - lo| (formed at ``prec`` bits, the rounding in the radius)."""
+    from flint import ctx
+
+    from .ball import float_upper
+
+    hi = float(x.mid())
+    with ctx.workprec(prec):
+        rest = x - hi
+        lo = float(rest.mid())
+        err = float_upper(abs(rest - lo))  # the ball x - hi - lo, its rounding in its radius
+    return hi, lo, err
+
+
+def dd_of_balls(balls: list, prec: int = 256) -> DD:
+    """Double-double disks containing the acb balls (each point of each ball), with a radius
+    per element: relative to the element (about 2^-104 |x| plus the ball's own radius)."""
+    n = len(balls)
+    hi, lo, rad = np.empty(n, complex), np.empty(n, complex), np.empty(n)
+    for j, b in enumerate(balls):
+        if not b.is_finite():
+            raise RangeError("a ball is not finite")
+        rh, rl, er = _dd_of_real(b.real, prec)
+        ih, il, ei = _dd_of_real(b.imag, prec)
+        hi[j], lo[j], rad[j] = complex(rh, ih), complex(rl, il), float(up(er + ei))
+    return DD.from_parts(hi, lo, rad)
+
+
+@lru_cache(maxsize=8)
+def _roots_table(M: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from flint import arb, ctx, fmpq
+
+    E = max(M // 8, 1)
+    c, s = np.empty((E + 1, 3)), np.empty((E + 1, 3))
+    with ctx.workprec(128):
+        for k in range(E + 1):
+            sk, ck = arb.sin_cos_pi_fmpq(fmpq(2 * k, M))
+            c[k], s[k] = _dd_of_real(ck, 192), _dd_of_real(sk, 192)
+    k = np.arange(M)
+    quadrant, kk = divmod(k, max(M // 4, 1)) if M >= 4 else (k * (4 // M), np.zeros(M, dtype=int))
+    swap = kk > E
+    j = np.where(swap, max(M // 4, 1) - kk, kk)
+    re = np.where(swap[:, None], s[j], c[j])          # cos(2 pi kk / M): (hi, lo, err)
+    im = -np.where(swap[:, None], c[j], s[j])         # -sin(2 pi kk / M); the error bound negated too
+    im[:, 2] = -im[:, 2]
+    for q in (1, 2, 3):                                # times (-i)^q: (re, im) -> (im, -re), exactly
+        sel = quadrant == q
+        for _ in range(q):
+            re_q, im_q = im[sel].copy(), re[sel].copy()
+            im_q[:, :2] = -im_q[:, :2]
+            re[sel], im[sel] = re_q, im_q
+    out = (re[:, 0] + 1j * im[:, 0], re[:, 1] + 1j * im[:, 1], up(re[:, 2] + im[:, 2]))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def roots_of_unity_dd(M: int) -> DD:
+    """The disks of z_k = exp(-2 pi i k / M), k < M, around double-double midpoints, each
+    with its own radius (the error of its pair, bounded from a 192-bit enclosure): from
+    cos and sin at the M/8 + 1 angles of the first octant, the rest by exact swaps and sign
+    changes.  Cached per M."""
+    if M < 1 or M & (M - 1):
+        raise ValueError(f"M must be a power of two, got {M}")
+    hi, lo, rad = _roots_table(M)
+    return DD.from_parts(hi, lo, rad)

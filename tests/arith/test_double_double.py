@@ -1,0 +1,127 @@
+"""Tests of double-double disk arithmetic (arith/double_double.py, proofs/double_double_filter.md §1-§3).
+
+Containment is decided exactly: floats are rationals, so every disk is checked against the
+exact result of the operation on points of the operand disks."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx, fmpq
+from hypothesis import given, settings, strategies as st
+
+from s4cert.arith.double_double import DD, dd_of_balls, roots_of_unity_dd, two_prod, two_sum
+from s4cert.arith.midrad import RangeError
+
+finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-2.0 ** 480, max_value=2.0 ** 480)
+tiny_or_big = st.one_of(finite, st.floats(min_value=-1e-300, max_value=1e-300),
+                        st.sampled_from([5e-324, -5e-324, 2.0 ** -1022, 1e-160, 1e160, 0.0]))
+
+
+@given(tiny_or_big, tiny_or_big)
+def test_two_sum_is_exact(a, b):
+    s, e = two_sum(np.array([a]), np.array([b]))
+    assert Fraction(float(s[0])) + Fraction(float(e[0])) == Fraction(a) + Fraction(b)
+
+
+@given(tiny_or_big, tiny_or_big)
+def test_two_prod_within_its_bound(a, b):
+    """Exact when |fl(ab)| >= 2^-900; otherwise within 2^-950 (the error term dropped)."""
+    if abs(a) > 2.0 ** 500 or abs(b) > 2.0 ** 500:
+        return
+    p, e = two_prod(np.array([a]), np.array([b]))
+    err = abs(Fraction(a) * Fraction(b) - Fraction(float(p[0])) - Fraction(float(e[0])))
+    assert err <= Fraction(2) ** -950
+    if abs(float(p[0])) >= 2.0 ** -900:
+        assert err == 0
+
+
+def _exact(x: DD, i: int) -> tuple[Fraction, Fraction]:
+    return (Fraction(float(x.rh[i])) + Fraction(float(x.rl[i])), Fraction(float(x.ih[i])) + Fraction(float(x.il[i])))
+
+
+def _holds(x: DD, i: int, re: Fraction, im: Fraction) -> bool:
+    mr, mi = _exact(x, i)
+    return (re - mr) ** 2 + (im - mi) ** 2 <= Fraction(float(x.rad[i])) ** 2
+
+
+@st.composite
+def disk(draw, scale=st.sampled_from([1e-150, 1e-20, 1.0, 3.7, 1e40, 1e150])):
+    """A double-double disk and a point in it (the point exact, on the boundary or inside)."""
+    s = draw(scale)
+    hr, hi = (draw(st.floats(-1, 1)) * s for _ in range(2))
+    lr, li = hr * draw(st.floats(-1, 1)) * 2 ** -53, hi * draw(st.floats(-1, 1)) * 2 ** -53
+    rad = draw(st.sampled_from([0.0, 1e-32, 1e-3])) * s
+    x = DD.from_parts([complex(hr, hi)], [complex(lr, li)], [rad])
+    mr, mi = _exact(x, 0)
+    t = Fraction(draw(st.floats(0, 1)))
+    pr, pi = mr + Fraction(rad) * t * Fraction(3, 5), mi + Fraction(rad) * t * Fraction(4, 5)
+    return x, (pr, pi)
+
+
+@settings(max_examples=200)
+@given(disk(), disk())
+def test_add_sub_mul_contain_the_exact_results(a, b):
+    (x, (xr, xi)), (y, (yr, yi)) = a, b
+    try:
+        s, d, p = x.add(y), x.sub(y), x.mul(y)
+    except RangeError:
+        return
+    assert _holds(s, 0, xr + yr, xi + yi)
+    assert _holds(d, 0, xr - yr, xi - yi)
+    assert _holds(p, 0, xr * yr - xi * yi, xr * yi + xi * yr)
+
+
+@settings(max_examples=200)
+@given(disk())
+def test_inv_contains_the_exact_inverse_or_refuses(a):
+    x, (xr, xi) = a
+    try:
+        q = x.inv()
+    except RangeError:
+        return
+    n = xr * xr + xi * xi
+    assert n != 0 and _holds(q, 0, xr / n, -xi / n)
+    assert q.rad[0] <= 1e-28 * abs(complex(q.mid_hi[0])) + 2.1 * float(x.rad[0]) / max(abs(complex(x.mid_hi[0])), 1e-300) ** 2
+
+
+def test_inv_refuses_a_disk_around_zero():
+    with pytest.raises(RangeError):
+        DD.from_parts([1e-3], [0], [2e-3]).inv()
+    with pytest.raises(RangeError):
+        DD.exact([0.0]).inv()
+
+
+def test_range_is_checked():
+    x = DD.exact([2.0 ** 499])
+    with pytest.raises(RangeError):
+        x.mul(x)
+
+
+def test_scale_by_a_power_of_two():
+    x = DD.from_parts([3 + 1j], [1e-17j], [1e-30])
+    y = x.scale(0.5)
+    assert _holds(y, 0, *(v / 2 for v in _exact(x, 0)))
+    with pytest.raises(ValueError):
+        x.scale(3.0)
+
+
+@pytest.mark.parametrize("M", [1, 2, 4, 8, 16, 64, 1024])
+def test_roots_of_unity_contain_the_roots(M):
+    Z = roots_of_unity_dd(M)
+    assert float(Z.rad.max()) <= 2.0 ** -104
+    with ctx.workprec(320):
+        for k in range(M):
+            s, c = arb.sin_cos_pi_fmpq(fmpq(-2 * k, M))
+            d = abs(acb(c, s) - acb(float(Z.rh[k]), float(Z.ih[k])) - acb(float(Z.rl[k]), float(Z.il[k])))
+            assert d.upper() <= arb(float(Z.rad[k]))
+
+
+def test_dd_of_balls_relative_radius():
+    """Element-wise radii: from 1e-150 to 1e150 each within about 2^-100 of its own size."""
+    with ctx.workprec(400):
+        balls = [acb(arb(10) ** e / 3, arb(2).sqrt() * arb(10) ** e) for e in (-150, -20, 0, 20, 150)]
+        x = dd_of_balls(balls, 400)
+        for j, b in enumerate(balls):
+            d = abs(b - acb(float(x.rh[j]), float(x.ih[j])) - acb(float(x.rl[j]), float(x.il[j])))
+            assert d.upper() <= arb(float(x.rad[j]))
+            assert float(x.rad[j]) <= 2.0 ** -100 * abs(complex(x.mid_hi[j]))

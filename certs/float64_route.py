@@ -1,5 +1,6 @@
-"""Ball mode's float64 route: the filter on float64 midpoint-radius disks
-(``algorithms.s4.midrad``), accepted when every radius is at most eps."""
+"""Ball mode's disk routes: the filter on float64 midpoint-radius disks
+(``algorithms.s4.midrad``) and on double-double ones (``algorithms.s4.midrad_dd``), each
+accepted when every radius is at most eps."""
 from __future__ import annotations
 
 import math
@@ -9,16 +10,17 @@ from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
-from flint import acb, arb
+from flint import acb, arb, ctx
 
 from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
+from ..algorithms.s4.midrad_dd import ARITHMETIC as DD_ARITHMETIC, filter_kernel_dd
 
 from .ball_run import c_tilde_balls
 from .constants import constants_from_bounds
 
 #: the arithmetic choices of ball mode (see ``certify_kernel``)
-ARITHMETIC_CHOICES = ("auto", "ball", "float64")
+ARITHMETIC_CHOICES = ("auto", "ball", "float64", "double-double")
 #: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
 FLOAT64_SETUP_PREC = 128
 
@@ -40,27 +42,70 @@ class DiskBalls(Sequence):
         return acb(arb(float(m.real), r), arb(float(m.imag), r))
 
 
+class DDBalls(Sequence):
+    """The double-double route's disks |K_j - hi_j - lo_j| <= rad_j as acb boxes (made on
+    access): hi + lo enclosed at 128 bits (the rounding in the radius), then widened by
+    rad_j in each part."""
+
+    def __init__(self, hi: np.ndarray, lo: np.ndarray, rad: np.ndarray):
+        self._hi, self._lo, self._rad = hi, lo, rad
+
+    def __len__(self) -> int:
+        return len(self._hi)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        h, l, r = complex(self._hi[j]), complex(self._lo[j]), float(self._rad[j])
+        with ctx.workprec(128):
+            return acb(arb(h.real) + arb(l.real) + arb(0, r), arb(h.imag) + arb(l.imag) + arb(0, r))
+
+
+def _c_tilde(model, step, L, c_tilde) -> tuple[Any, str, float]:
+    """C~ as supplied, or formed in balls at FLOAT64_SETUP_PREC: (C~, why not, seconds)."""
+    t = time.perf_counter()
+    if c_tilde is not None:
+        return c_tilde, "", 0.0
+    try:
+        ct = c_tilde_balls(model, step, next_power_of_two(L), FLOAT64_SETUP_PREC)
+    except ZeroDivisionError:
+        return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
+    return ct, "", time.perf_counter() - t
+
+
+def _accept(res, radii: np.ndarray, eps: Fraction, t_ct: float) -> tuple[Any, str, float]:
+    if not res.ok:
+        return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
+    worst = float(np.max(radii)) if len(radii) else 0.0
+    if not (math.isfinite(worst) and Fraction(worst) <= eps):
+        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", 0.0
+    return res, "", t_ct
+
+
 def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
                    progress: Callable[[str], None]) -> tuple[Any, str, float]:
     """The filter on float64 disks: (result, "", seconds spent forming C~) when every
     radius is <= eps, else (None, why, 0).  The result's ``info`` is that of
     ``filter_kernel_midrad`` (M, exceptional, poles, cauchy, b, w, d, A_wt)."""
     progress("filter on float64 disks")
-    t_ct = time.perf_counter()
-    ct = c_tilde
+    ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
     if ct is None:
-        try:
-            ct = c_tilde_balls(model, step, next_power_of_two(L), FLOAT64_SETUP_PREC)
-        except ZeroDivisionError:
-            return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
-    t_ct = time.perf_counter() - t_ct
+        return None, why, 0.0
     res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
-    if not res.ok:
-        return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
-    worst = float(np.max(res.value[1]))
-    if not (math.isfinite(worst) and Fraction(worst) <= eps):
-        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", 0.0
-    return res, "", t_ct
+    return _accept(res, res.value[1] if res.ok else np.zeros(0), eps, t_ct)
+
+
+def double_double_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
+                         progress: Callable[[str], None]) -> tuple[Any, str, float]:
+    """The filter on double-double disks: (result, "", seconds spent forming C~) when every
+    radius of the double-double disks (``info["dd"]``) is <= eps, else (None, why, 0).
+    The result's ``info`` is that of ``filter_kernel_dd``."""
+    progress("filter on double-double disks")
+    ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
+    if ct is None:
+        return None, why, 0.0
+    res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+    return _accept(res, res.info["dd"][2] if res.ok else np.zeros(0), eps, t_ct)
 
 
 def float64_certificate(res, r: int, exact: bool) -> dict:
@@ -74,3 +119,21 @@ def float64_certificate(res, r: int, exact: bool) -> dict:
     return {"mode": "ball", "routing": "exact" if exact else "ball", **constants,
             "cauchy": dict(info["cauchy"]), "arithmetic": ARITHMETIC,
             "precision_bits": 53, "max_radius": float(np.max(rad)) if len(rad) else 0.0}
+
+
+def double_double_certificate(res, r: int, exact: bool) -> dict:
+    """The certificate of an accepted double-double run: as ``float64_certificate``, with
+    ``arithmetic`` the double-double one, ``precision_bits`` 106 and ``max_radius`` the
+    largest radius of the double-double disks."""
+    cert = float64_certificate(res, r, exact)
+    rad = res.info["dd"][2]
+    cert.update(arithmetic=DD_ARITHMETIC, precision_bits=106, max_radius=float(np.max(rad)) if len(rad) else 0.0)
+    return cert
+
+
+def disk_kernel(res) -> tuple[np.ndarray, np.ndarray, Sequence]:
+    """(midpoints, radii, enclosures) of an accepted disk run, float64 or double-double."""
+    mid, rad = res.value
+    if "dd" in res.info:
+        return mid, rad, DDBalls(*res.info["dd"])
+    return mid, rad, DiskBalls(mid, rad)

@@ -17,11 +17,12 @@ from typing import Any, Callable
 import numpy as np
 from flint import acb, arb, ctx, fmpq
 
+from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import filter_kernel
 from ..arith import BallField, RoundedField, trace
 from ..arith.ball import float_upper
 
-from .ball_run import c_tilde_balls
+from .ball_run import C_TILDE_METHOD
 from .io.numbers import arb_point
 from .errors import CertificationError
 
@@ -98,7 +99,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     an output disagrees with the ball result."""
     progress("tracing the filter")
     M = 1 << max(0, (L - 1).bit_length())
-    tracer_inputs_ct = c_tilde if c_tilde is not None else c_tilde_balls(model, step, M, F.prec)
+    tracer_inputs_ct = c_tilde if c_tilde is not None else _ball_c_tilde(model, step, M, F.prec)
     t = trace(F, filter_kernel, model, step, L, c_tilde=tracer_inputs_ct, exceptional=exceptional)
     if t.status != "ok":
         raise CertificationError(f"a-priori: traced filter returned {t.status}")
@@ -112,7 +113,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
                                  f"(T0 = {T0}, log2 K0 <= {log2_K0:.1f}); force it or use the ball mode")
     inputs = list(circuit.input_values)
     if c_tilde is None:  # C~ enclosed tightly enough for u
-        ct = c_tilde_balls(model, step, M, k + 64)
+        ct = _ball_c_tilde(model, step, M, k + 64)
         n_ct = model.N
         inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, n_ct)
     progress(f"running the circuit at u = 2^-{k}")
@@ -139,6 +140,14 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
             "max_radius": float(eps), "checked_against_ball": True,
             "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
     return APrioriResult(mid, rad, enclosures, cert, values)
+
+
+def _ball_c_tilde(model, step, M: int, prec: int) -> list:
+    """C~ in BallField(prec) as the ball run forms it (CertificationError if it cannot)."""
+    res = form_c_tilde(BallField(prec), model, step, M, method=C_TILDE_METHOD)
+    if not res.ok:
+        raise CertificationError(f"a-priori: C~ not formed at {prec} bits ({res.status})")
+    return res.value
 
 
 def _replace_c_tilde(inputs: list, old: list, new: list, n: int) -> list:

@@ -1,5 +1,5 @@
 """Ball mode's run: the filter in ball arithmetic, the precision raised until the
-radii reach eps, and C~ formed in ball arithmetic for it."""
+radii reach eps, with C~ formed in balls at each precision (``C_TILDE_METHOD``)."""
 from __future__ import annotations
 
 import math
@@ -9,10 +9,10 @@ from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
-from flint import acb, acb_mat, arb, ctx
+from flint import acb, arb, ctx
 
 from ..algorithms.dft import next_power_of_two
-from ..algorithms.s4.dplr import DPLR
+from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import filter_kernel
 from ..algorithms.s4.solver import bilinear
 from ..arith import BallField, ExactField
@@ -21,29 +21,11 @@ from ..arith.ball import float_upper
 from . import routing
 
 
-# -- C~ ---------------------------------------------------------------------------
-
-def c_tilde_balls(model: DPLR, step: Any, M: int, prec: int) -> list:
-    """C~ = (I - Abar^M)* C in ball arithmetic: Abar by a ball solve with G, then
-    log2 M squarings (FLINT acb_mat)."""
-    F = BallField(prec)
-    N = model.N
-    with ctx.workprec(prec):
-        delta = F.from_number(step)
-        alpha = delta / 2
-        P = acb_mat([[F.from_number(x) for x in row] for row in model.P])
-        Q = acb_mat([[F.from_number(x) for x in row] for row in model.Q])
-        A = -(P * Q.conjugate().transpose())
-        for i in range(N):
-            A[i, i] += F.from_number(model.Lambda[i])
-        I = acb_mat(N, N)
-        for i in range(N):
-            I[i, i] = 1
-        Abar = (I - alpha * A).solve(I + alpha * A)
-        AM = Abar ** M
-        C = acb_mat([[F.from_number(c)] for c in model.C])
-        out = C - AM.conjugate().transpose() * C
-        return [out[i, 0] for i in range(N)]
+#: how the certifier forms C~ (``algorithms.s4.c_tilde``): Abar by elimination on the dense
+#: G = I - (step/2) A (FLINT's ball solve, BallField's "solve" primitive), then log2 M
+#: squarings.  The audit forms it by "structured-squaring" (``audit.recompute``), so the two
+#: share only the squarings.
+C_TILDE_METHOD = "dense-squaring"
 
 
 def log2_ceil_inv(eps: Fraction) -> int:
@@ -108,12 +90,15 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
         progress(f"ball filter ({route}) at {prec} bits")
         F = BallField(prec)
         t_ct = time.perf_counter()
-        try:
-            Ct = c_tilde_balls(model, step, M, prec) if c_tilde is None else [F.from_number(x) for x in c_tilde]
-        except ZeroDivisionError:  # the ball solve with G = I - (step/2) A could not invert G
+        if c_tilde is None:
+            ct = form_c_tilde(F, model, step, M, method=C_TILDE_METHOD)
+            Ct = ct.value if ct.ok else None
+        else:
+            Ct = [F.from_number(x) for x in c_tilde]
+        if Ct is None:  # the ball solve with G = I - (step/2) A could not invert G
             if exact and not bilinear(ExactField(4), model, step).ok:
                 return BallRun("singular-bilinear-matrix", prec, None, "G = I - (step/2) A is singular (decided exactly)")
-            Ct, res, reason = None, None, f"G not certified invertible at {prec} bits"
+            res, reason = None, f"G not certified invertible at {prec} bits"
         t_ct = time.perf_counter() - t_ct
         if Ct is None:
             if 2 * prec > max_prec:

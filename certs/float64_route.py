@@ -13,10 +13,12 @@ import numpy as np
 from flint import acb, arb, ctx
 
 from ..algorithms.dft import next_power_of_two
+from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
 from ..algorithms.s4.midrad_dd import ARITHMETIC as DD_ARITHMETIC, filter_kernel_dd
+from ..arith import BallField
 
-from .ball_run import c_tilde_balls
+from .ball_run import C_TILDE_METHOD
 from .constants import constants_from_bounds
 
 #: the arithmetic choices of ball mode (see ``certify_kernel``)
@@ -66,20 +68,30 @@ def _c_tilde(model, step, L, c_tilde) -> tuple[Any, str, float]:
     t = time.perf_counter()
     if c_tilde is not None:
         return c_tilde, "", 0.0
-    try:
-        ct = c_tilde_balls(model, step, next_power_of_two(L), FLOAT64_SETUP_PREC)
-    except ZeroDivisionError:
-        return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
-    return ct, "", time.perf_counter() - t
-
-
-def _accept(res, radii: np.ndarray, eps: Fraction, t_ct: float) -> tuple[Any, str, float]:
+    res = form_c_tilde(BallField(FLOAT64_SETUP_PREC), model, step, next_power_of_two(L), method=C_TILDE_METHOD)
     if not res.ok:
-        return None, f"{res.status} ({res.info.get('reason', '')})", 0.0
-    worst = float(np.max(radii)) if len(radii) else 0.0
+        return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
+    return res.value, "", time.perf_counter() - t
+
+
+def _worst(radii: np.ndarray) -> float:
+    return float(np.max(radii)) if len(radii) else 0.0
+
+
+def _run(name: str, model, step, L, eps: Fraction, ct, exceptional) -> tuple[Any, str, float | None]:
+    """One disk route on a given C~: (result or None, why not, its largest radius or None)."""
+    if name == "float64":
+        res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+        radii = res.value[1] if res.ok else None
+    else:
+        res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+        radii = res.info["dd"][2] if res.ok else None
+    if radii is None:
+        return None, f"{res.status} ({res.info.get('reason', '')})", None
+    worst = _worst(radii)
     if not (math.isfinite(worst) and Fraction(worst) <= eps):
-        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", 0.0
-    return res, "", t_ct
+        return None, f"radius {worst:.3g} > eps {float(eps):.3g}", worst
+    return res, "", worst
 
 
 def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
@@ -91,21 +103,47 @@ def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
     ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
     if ct is None:
         return None, why, 0.0
-    res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
-    return _accept(res, res.value[1] if res.ok else np.zeros(0), eps, t_ct)
+    res, why, _ = _run("float64", model, step, L, eps, ct, exceptional)
+    return (res, "", t_ct) if res is not None else (None, why, 0.0)
 
 
-def double_double_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
-                         progress: Callable[[str], None]) -> tuple[Any, str, float]:
-    """The filter on double-double disks: (result, "", seconds spent forming C~) when every
-    radius of the double-double disks (``info["dd"]``) is <= eps, else (None, why, 0).
-    The result's ``info`` is that of ``filter_kernel_dd``."""
-    progress("filter on double-double disks")
+#: the disk routes in the order "auto" tries them: (arithmetic, certificate maker)
+DISK_ROUTES = ("float64", "double-double")
+
+
+def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, exceptional,
+                progress: Callable[[str], None]) -> tuple[Any, float, list[str]]:
+    """The disk routes ``arithmetic`` allows ("auto": float64, then double-double), the first
+    whose radii are all <= eps: (its result or None, seconds spent forming C~, why each
+    route tried did not certify).  C~, when formed, is formed once for both.  Under "auto"
+    the double-double route is skipped when eps is below the float64 radius times 2^-53
+    (the double-double radii measured are about 2^-47 times the float64 ones), so a ball
+    run is not delayed by a route that cannot reach eps."""
     ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
     if ct is None:
-        return None, why, 0.0
-    res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
-    return _accept(res, res.info["dd"][2] if res.ok else np.zeros(0), eps, t_ct)
+        return None, 0.0, [f"C~: {why}"]
+    tried: list[str] = []
+    radius64 = None
+    for name in DISK_ROUTES:
+        if arithmetic not in ("auto", name):
+            continue
+        if name == "double-double" and arithmetic == "auto" and radius64 is not None \
+                and Fraction(radius64) * Fraction(1, 2 ** 53) > eps:
+            tried.append(f"double-double: skipped (float64 radius {radius64:.3g}; eps far below its reach)")
+            continue
+        progress(f"filter on {name} disks")
+        res, why, worst = _run(name, model, step, L, eps, ct, exceptional)
+        if res is not None:
+            return res, t_ct, tried
+        tried.append(f"{name}: {why}")
+        if name == "float64":
+            radius64 = worst
+    return None, t_ct, tried
+
+
+def certificate_of(res, r: int, exact: bool) -> dict:
+    """The certificate of an accepted disk run (float64 or double-double)."""
+    return double_double_certificate(res, r, exact) if "dd" in res.info else float64_certificate(res, r, exact)
 
 
 def float64_certificate(res, r: int, exact: bool) -> dict:

@@ -20,12 +20,17 @@ from s4cert.arith import BallField, ExactField, RoundedField, Truth, trace
 from s4cert.arith.tracing import GATES
 from s4cert.certs import routing
 from s4cert.certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
-from s4cert.certs.ball_run import c_tilde_balls
+from s4cert.certs.ball_run import C_TILDE_METHOD
 from s4cert.certs.errors import CertificationError
 from s4cert.certs.kernel import certify_kernel
 from tests.helpers import gaussian, random_dplr, q, point, exact_kernel, nonnegative
 
 E4 = ExactField(4)
+
+
+def ball_c_tilde(m: DPLR, step, M: int, prec: int) -> list:
+    """C~ in BallField(prec) as the certifier forms it."""
+    return exact_c_tilde(BallField(prec), m, step, M, method=C_TILDE_METHOD).value
 EPS = Fraction(1, 10**6)
 TRACE_PREC = 128
 
@@ -62,7 +67,7 @@ class Traced:
     def __init__(self, m: DPLR, step, L: int, prec: int = TRACE_PREC):
         self.m, self.step, self.L = m, step, L
         self.M = next_power_of_two(L)
-        self.ct_balls = c_tilde_balls(m, step, self.M, prec)
+        self.ct_balls = ball_c_tilde(m, step, self.M, prec)
         self.exceptional = routing.exact_partition(m, step)
         t = trace(BallField(prec), filter_kernel, m, step, L, c_tilde=self.ct_balls, exceptional=self.exceptional)
         assert t.status == "ok"
@@ -172,7 +177,7 @@ def test_node_errors_follow_the_invariant(traced, fraction):
     u = Fraction(1, 2**k)
     R = RoundedField(k)
     inputs = _replace_c_tilde(list(c.input_values), traced.ct_balls,
-                              c_tilde_balls(traced.m, traced.step, traced.M, k + 64), traced.m.N)
+                              ball_c_tilde(traced.m, traced.step, traced.M, k + 64), traced.m.N)
     rounded = c.run(R, inputs)
     prec = k + 256
     exact_balls = c.run(BallField(prec), traced.exact_inputs)  # each contains v_i
@@ -330,7 +335,7 @@ def test_from_ball_rejects_a_wide_c_tilde():
         c.evaluate(R, c.input_values)
     with pytest.raises(ValueError, match="too wide"):
         R.from_number(tr.ct_balls[0])
-    tight = c_tilde_balls(m, step, tr.M, k + 64)
+    tight = ball_c_tilde(m, step, tr.M, k + 64)
     ct = exact_c_tilde(E4, m, step, tr.M).value
     for b, x in zip(tight, ct):
         re, im = R.to_fractions(R.from_number(b))

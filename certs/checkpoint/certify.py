@@ -147,6 +147,7 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
 def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str):
     """One kernel of a DPLR module (step 1), through certify_kernel."""
     M = next_power_of_two(L)
+    l = L if l is None else l
     c_tilde = None
     if l > 0 and l == M:
         c_tilde = model.C
@@ -334,7 +335,7 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
         raise ValueError(f"arithmetic must be auto or ball, got {arithmetic!r}")
     out = _kernels(mod, L, eps, max_prec, heads, progress, arithmetic)
     out.seconds = time.perf_counter() - t0
-    out.N = 2 * int(np.asarray(mod.tensors["C"]).shape[-2])
+    out.N = int(np.asarray(mod.tensors["C"]).shape[-2]) * (1 if mod.layout == "annotated-s4" else 2)
     out.info["heads"] = heads
     return out
 
@@ -342,10 +343,12 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
 def module_channels(mod: KernelModule) -> int:
     """The number of output channels of a module (from C's shape)."""
     C = np.asarray(mod.tensors["C"])
-    return 1 if mod.layout == "s4d-minimal" or C.ndim != 4 else int(C.shape[0])
+    return 1 if mod.layout in ("s4d-minimal", "annotated-s4") or C.ndim != 4 else int(C.shape[0])
 
 
 def module_heads(mod: KernelModule) -> int:
     """H, the number of heads of a module (from C's shape)."""
     C = np.asarray(mod.tensors["C"])
+    if mod.layout == "annotated-s4":
+        return 1 if C.ndim == 2 else int(C.shape[0])
     return int(C.shape[0] if mod.layout == "s4d-minimal" else C.shape[-3])

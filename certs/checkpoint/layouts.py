@@ -11,7 +11,13 @@ layout             tensors under the prefix                                    k
 ``s4-v4-diag``     ``inv_dt A_real A_imag B C``                                diag
 ``s4d-minimal``    ``log_dt log_A_real A_imag C`` (no B)                       diag
 ``s4-v3-dplr``     ``log_dt inv_w_real w_imag B C P`` (and ``L``)              dplr
+``annotated-s4``   ``Lambda_re Lambda_im P B C log_step`` (and ``D``)          dplr
 =================  ==========================================================  ======
+
+Names may be separated by ``.`` (PyTorch) or ``/`` (flattened Flax parameters).  An
+``annotated-s4`` module is the Annotated S4's DPLR layer (one SSM per feature, the full
+state, no conjugate halving, the learned C used as C~ for the kernel length); S5's
+parameters have the same names but a matrix B (a MIMO kernel), which is refused.
 
 A V3 DPLR module is read as its V4 form (``log_dt`` is the step through ``exp``,
 ``inv_w_real`` is ``A_real``, ``-w_imag`` is ``A_imag``, ``L`` is ``l_kernel``).
@@ -38,6 +44,7 @@ LAYOUTS: dict[str, tuple[frozenset, frozenset, str]] = {
     "s4-v4-diag": (frozenset({"inv_dt", "A_real", "A_imag", "B", "C"}), frozenset(), "diag"),
     "s4d-minimal": (frozenset({"log_dt", "log_A_real", "A_imag", "C"}), frozenset(), "diag"),
     "s4-v3-dplr": (frozenset({"log_dt", "inv_w_real", "w_imag", "B", "C", "P"}), frozenset({"L"}), "dplr"),
+    "annotated-s4": (frozenset({"Lambda_re", "Lambda_im", "P", "B", "C", "log_step"}), frozenset({"D"}), "dplr"),
 }
 
 #: the reference classes' defaults for settings a state dict does not record
@@ -46,12 +53,14 @@ DEFAULTS = {
     "s4-v4-diag": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "zoh"},
     "s4d-minimal": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "zoh"},
     "s4-v3-dplr": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "bilinear"},
+    "annotated-s4": {"dt_transform": "exp", "real_transform": "none", "imag_transform": "none", "disc": "bilinear"},
 }
 #: settings fixed by the layout's formula (not choices the file could have made)
 FIXED = {
     "s4-v4-dplr": {"disc"},
     "s4d-minimal": {"dt_transform", "real_transform", "imag_transform", "disc"},
     "s4-v3-dplr": {"dt_transform", "real_transform", "imag_transform", "disc"},
+    "annotated-s4": {"dt_transform", "real_transform", "imag_transform", "disc"},
 }
 #: the option that sets each setting (named in refusals)
 OPTIONS = {"dt_transform": "--dt-transform", "real_transform": "--real-transform",
@@ -74,8 +83,8 @@ class KernelModule:
 
 
 def _split(key: str) -> tuple[str, str]:
-    prefix, _, name = key.rpartition(".")
-    return prefix, name
+    cut = max(key.rfind("."), key.rfind("/"))
+    return (key[:cut], key[cut + 1:]) if cut >= 0 else ("", key)
 
 
 def find_kernel_modules(tensors: dict[str, Any]) -> list[KernelModule]:
@@ -97,6 +106,10 @@ def find_kernel_modules(tensors: dict[str, Any]) -> list[KernelModule]:
         if len(fits) > 1:
             raise ValueError(f"kernel module {prefix or '(top level)'!r}: its tensors fit the layouts "
                              f"{', '.join(fits)}; the layout cannot be decided")
+        if fits == ["annotated-s4"] and np.asarray(local["Lambda_re"]).ndim == 1 \
+                and np.asarray(local["B"]).ndim == 3:
+            raise ValueError(f"kernel module {prefix or '(top level)'!r}: an S5-style layer (B of shape "
+                             f"{np.asarray(local['B']).shape}) has a MIMO kernel; s4cert certifies SISO kernels")
         if fits:
             req, opt, _ = LAYOUTS[fits[0]]
             keep = {n: np.asarray(local[n]) for n in names & (req | opt)}

@@ -85,7 +85,7 @@ class DPLRModule:
     """Per (channel, head): a DPLR model at step 1 and the relation of its C."""
 
     models: list          # models[c][h]: DPLR with C the stored row c (full state, ours: conj)
-    l_kernel: int
+    l_kernel: int | None  # C~ is for this many points (0: C itself; None: for the kernel length)
     channels: int
     H: int
     N: int
@@ -176,9 +176,45 @@ def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None
     return DiagonalModule(lam, dt, Bs, Cs, rp, channels, H, 2 * N2)
 
 
+#: the Annotated S4 clips the real part of Lambda at this value (the binary64 number of the literal)
+ANNOTATED_CLIP = -1e-4
+
+
+def _annotated_module(mod: KernelModule, prec: int, heads: list[int] | None) -> DPLRModule:
+    """The Annotated S4 layer: per feature h, Lambda = min(Lambda_re, -1e-4) + i Lambda_im,
+    A = Lambda - P P*, B, C~ = C (for the kernel length), step e^{log_step}; the kernel is
+    the real part of the complex one (no conjugate halving)."""
+    t = mod.tensors
+    re, im = _floats(t["Lambda_re"], "Lambda_re"), _floats(t["Lambda_im"], "Lambda_im")
+    P, B, C = (_complex_view(t[k], k) for k in ("P", "B", "C"))
+    if re.ndim == 1:
+        re, im, P, B, C = re[None], im[None], P[None], B[None], C[None]
+    H, N = re.shape
+    if im.shape != (H, N) or any(a.shape != (H, N, 2) for a in (P, B, C)):
+        raise ValueError(f"annotated-s4: expected Lambda_re, Lambda_im of shape (H, N) and P, B, C of shape "
+                         f"(H, N, 2); got {t['Lambda_re'].shape}, {t['P'].shape}, {t['B'].shape}, {t['C'].shape}")
+    step = _floats(t["log_step"], "log_step").reshape(-1)
+    if step.size not in (1, H):
+        raise ValueError(f"log_step: expected 1 or {H} values, got shape {t['log_step'].shape}")
+    heads = _head_list(heads, H)
+    models = [[None] * len(heads)]
+    with ctx.workprec(prec):
+        for i, h in enumerate(heads):
+            d = arb(float(step[h if step.size > 1 else 0])).exp()
+            lam = [acb(arb(min(float(re[h, n]), ANNOTATED_CLIP)), arb(float(im[h, n]))) for n in range(N)]
+            p = [_cx(P[h, n]) for n in range(N)]
+            # the step enters as D = d I (step 1 form, as for the other DPLR layouts)
+            models[0][i] = DPLR(Lambda=[d * x for x in lam], P=[[d * x] for x in p], Q=[[x] for x in p],
+                                B=[d * _cx(B[h, n]) for n in range(N)], C=[_cx(C[h, n]) for n in range(N)])
+    return DPLRModule(models, None, 1, H, N)
+
+
 def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DPLRModule:
     """The DPLR models of a module (balls at ``prec`` bits), one per (channel, head in
-    ``heads``; default all, indexed by position in ``heads``)."""
+    ``heads``; default all, indexed by position in ``heads``).  ``l_kernel`` None means
+    the stored C is C~ for the kernel length itself."""
+    if mod.layout == "annotated-s4":
+        return _annotated_module(mod, prec, heads)
     re, im, sign, B, C = _diag_parameters(mod)
     P = _complex_view(mod.tensors["P"], "P")
     if P.ndim == 3:

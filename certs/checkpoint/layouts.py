@@ -11,6 +11,7 @@ layout             tensors under the prefix                                    k
 ``s4-v4-diag``     ``inv_dt A_real A_imag B C``                                diag
 ``s4d-minimal``    ``log_dt log_A_real A_imag C`` (no B)                       diag
 ``s4-v3-dplr``     ``log_dt inv_w_real w_imag B C P`` (and ``L``)              dplr
+``s4-v3-diag``     ``log_dt inv_A_real A_imag B C``                            diag
 ``annotated-s4``   ``Lambda_re Lambda_im P B C log_step`` (and ``D``)          dplr
 =================  ==========================================================  ======
 
@@ -19,7 +20,8 @@ Names may be separated by ``.`` (PyTorch) or ``/`` (flattened Flax parameters). 
 state, no conjugate halving, the learned C used as C~ for the kernel length); S5's
 parameters have the same names but a matrix B (a MIMO kernel), which is refused.
 
-A V3 DPLR module is read as its V4 form (``log_dt`` is the step through ``exp``,
+A V3 diagonal module has ``A = -exp(inv_A_real) + i A_imag`` and the bilinear step by
+default.  A V3 DPLR module is read as its V4 form (``log_dt`` is the step through ``exp``,
 ``inv_w_real`` is ``A_real``, ``-w_imag`` is ``A_imag``, ``L`` is ``l_kernel``).
 
 Settings that a state dict does not record (the step transform, the transforms of
@@ -44,6 +46,7 @@ LAYOUTS: dict[str, tuple[frozenset, frozenset, str]] = {
     "s4-v4-diag": (frozenset({"inv_dt", "A_real", "A_imag", "B", "C"}), frozenset(), "diag"),
     "s4d-minimal": (frozenset({"log_dt", "log_A_real", "A_imag", "C"}), frozenset(), "diag"),
     "s4-v3-dplr": (frozenset({"log_dt", "inv_w_real", "w_imag", "B", "C", "P"}), frozenset({"L"}), "dplr"),
+    "s4-v3-diag": (frozenset({"log_dt", "inv_A_real", "A_imag", "B", "C"}), frozenset({"A"}), "diag"),
     "annotated-s4": (frozenset({"Lambda_re", "Lambda_im", "P", "B", "C", "log_step"}), frozenset({"D"}), "dplr"),
 }
 
@@ -53,6 +56,7 @@ DEFAULTS = {
     "s4-v4-diag": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "zoh"},
     "s4d-minimal": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "zoh"},
     "s4-v3-dplr": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "bilinear"},
+    "s4-v3-diag": {"dt_transform": "exp", "real_transform": "exp", "imag_transform": "none", "disc": "bilinear"},
     "annotated-s4": {"dt_transform": "exp", "real_transform": "none", "imag_transform": "none", "disc": "bilinear"},
 }
 #: settings fixed by the layout's formula (not choices the file could have made)
@@ -60,6 +64,7 @@ FIXED = {
     "s4-v4-dplr": {"disc"},
     "s4d-minimal": {"dt_transform", "real_transform", "imag_transform", "disc"},
     "s4-v3-dplr": {"dt_transform", "real_transform", "imag_transform", "disc"},
+    "s4-v3-diag": {"dt_transform", "real_transform", "imag_transform"},
     "annotated-s4": {"dt_transform", "real_transform", "imag_transform", "disc"},
 }
 #: the option that sets each setting (named in refusals)

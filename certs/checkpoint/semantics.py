@@ -116,6 +116,13 @@ def _diag_parameters(mod: KernelModule) -> tuple:
         if C.ndim != 3:
             raise ValueError(f"C: expected shape (H, N/2, 2), got {C.shape}")
         return _floats(t["log_A_real"], "log_A_real"), _floats(t["A_imag"], "A_imag"), +1, None, C[None]
+    if mod.layout == "s4-v3-diag":
+        B = _complex_view(t["B"], "B")
+        while B.ndim > 3 and B.shape[0] == 1:
+            B = B[0]
+        C = _complex_view(t["C"], "C")
+        return _floats(t["inv_A_real"], "inv_A_real"), _floats(t["A_imag"], "A_imag"), +1, B, \
+            C if C.ndim == 4 else C[None]
     if mod.layout == "s4-v3-dplr":
         re, im = _floats(t["inv_w_real"], "inv_w_real"), -_floats(t["w_imag"], "w_imag")
     else:

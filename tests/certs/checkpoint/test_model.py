@@ -153,3 +153,20 @@ def test_workers_give_the_same_result(tmp_path):
     two = certify_model(DATA / "a06_fftconv_s4_channels2_nssm2.pt", workers=2)
     assert np.array_equal(one.kernels[0].mid, two.kernels[0].mid)
     assert np.array_equal(one.kernels[0].rad, two.kernels[0].rad)
+
+
+def test_v3_diagonal_names_give_the_v4_kernels(tmp_path):
+    """A V3 diagonal module (A = -exp(inv_A_real) + i A_imag, bilinear by default) written from
+    the V4 diagonal fixture: the same kernels as the V4 module with --disc bilinear."""
+    from s4cert.certs.checkpoint.reader import read_checkpoint
+
+    sd = read_checkpoint(DATA / "a03_fftconv_diag_zoh_lin.pt").tensors
+    v3 = {"kernel.kernel.log_dt": sd["kernel.inv_dt"][:, 0], "kernel.kernel.inv_A_real": sd["kernel.A_real"],
+          "kernel.kernel.A_imag": -sd["kernel.A_imag"], "kernel.kernel.B": sd["kernel.B"],
+          "kernel.kernel.C": sd["kernel.C"]}
+    np.savez(tmp_path / "v3.npz", **v3)
+    [mod] = find_kernel_modules(v3)
+    assert mod.layout == "s4-v3-diag"
+    a = certify_model(tmp_path / "v3.npz", L=64).kernels[0]
+    b = certify_model(DATA / "a03_fftconv_diag_zoh_lin.pt", L=64, disc="bilinear").kernels[0]
+    assert a.disc == "bilinear" and np.all(np.abs(a.mid - b.mid) <= a.rad + b.rad)

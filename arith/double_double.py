@@ -92,6 +92,35 @@ def _check(*arrays: np.ndarray) -> None:
             raise RangeError("a double-double part or radius is not finite or exceeds 2^500")
 
 
+def _mul_by_double(xh, xl, y):
+    """An approximation of (xh + xl) y as a pair (no error bound: used only to form an
+    approximate inverse, which ``DD.inv`` then bounds a posteriori)."""
+    p, e = two_prod(xh, y)
+    return p, e + xl * y
+
+
+def _newton_inverse(rh, rl, ih, il) -> "DD":
+    """An approximate inverse y of m = (rh + rl) + i (ih + il) as an exact double-double
+    point: y0 = 1/fl(m) in complex128, then one Newton step y0 + y0 (1 - m y0) with the
+    residual formed from pairs.  Its accuracy is not relied on (``DD.inv`` bounds |1 - x y|)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y0 = 1.0 / ((rh + rl) + 1j * (ih + il))
+    if not np.all(np.isfinite(y0)):
+        raise RangeError("a divisor's midpoint is 0 or out of range")
+    yr, yi = y0.real, y0.imag
+    a, b = _mul_by_double(rh, rl, yr)
+    c, d = _mul_by_double(ih, il, yi)
+    re_h, re_l = two_sum(a, -c)
+    res_r = (1.0 - re_h) - (re_l + (b - d))          # Re(1 - m y0), to about u^2
+    a, b = _mul_by_double(rh, rl, yi)
+    c, d = _mul_by_double(ih, il, yr)
+    im_h, im_l = two_sum(a, c)
+    res_i = -(im_h + (im_l + (b + d)))                # Im(1 - m y0)
+    hr, lr = two_sum(yr, yr * res_r - yi * res_i)
+    hi, li = two_sum(yi, yr * res_i + yi * res_r)
+    return DD.from_parts(hr + 1j * hi, lr + 1j * li, np.zeros(rh.shape))
+
+
 @dataclass
 class DD:
     """Complex disks with double-double midpoints: mid = (rh + rl) + i (ih + il)."""
@@ -184,19 +213,11 @@ class DD:
         return self._make(self.rh * c, self.rl * c, self.ih * c, self.il * c, up(up(self.rad * c) + 4 * TINY))
 
     def inv(self) -> "DD":
-        """1/x for every x in the disks, bounded a posteriori: y from one Newton step in
-        double-double, then q >= |1 - x y| over the disk; if q <= 1/2 the disk excludes 0
+        """1/x for every x in the disks, bounded a posteriori: y from one Newton step
+        (``_newton_inverse``), then q >= |1 - x y| over the disk; if q <= 1/2 the disk excludes 0
         and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.  RangeError otherwise."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            y0 = 1.0 / self.mid_complex()
-        if not np.all(np.isfinite(y0)):
-            raise RangeError("a divisor's midpoint is 0 or out of range")
-        zero = np.zeros(self.rh.shape)
+        y = _newton_inverse(self.rh, self.rl, self.ih, self.il)
         one = DD.exact(np.ones(self.rh.shape))
-        y = DD.exact(y0)
-        pt = DD(self.rh, self.rl, self.ih, self.il, zero)
-        y = y.add(y.mul(one.sub(pt.mul(y))))          # Newton: y0 + y0 (1 - x y0)
-        y = DD(y.rh, y.rl, y.ih, y.il, zero)
         res = one.sub(self.mul(y))                     # encloses 1 - x y for every x in the disk
         q = res.abs_upper()
         if not float(np.max(q, initial=0.0)) <= 0.5:

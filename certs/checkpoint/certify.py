@@ -158,11 +158,22 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
                            f"({back.reason or back.status})")
         model = DPLR(Lambda=model.Lambda, P=model.P, Q=model.Q, B=model.B, C=back.value)
     try:
-        target = eps
-        if target is None:  # a first look at the scale, then the relative target
-            rough = certify_kernel(model, 1, L, 1e-6, c_tilde=c_tilde, max_prec=max_prec, counts=False)
-            target = _target(None, rough.mid)
-        ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+        ck, target = None, eps
+        if target is None:
+            # the relative target needs the kernel's scale: the float64 route gives both at
+            # once; when its radius misses the target, the full certification runs
+            try:
+                ck = certify_kernel(model, 1, L, 2.0 ** 1000, c_tilde=c_tilde, counts=False, arithmetic="float64")
+                target = _target(None, ck.mid)
+                if not float(ck.rad.max()) <= target:
+                    ck = None
+            except CertificationError:
+                ck = None
+            if target is None:
+                rough = certify_kernel(model, 1, L, 1e-6, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+                target = _target(None, rough.mid)
+        if ck is None:
+            ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False)
     except CertificationError as e:
         raise _Refusal(f"{where}: {e}") from None
     exact = None

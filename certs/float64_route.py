@@ -107,7 +107,7 @@ def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
     return (res, "", t_ct) if res is not None else (None, why, 0.0)
 
 
-#: the disk routes in the order "auto" tries them: (arithmetic, certificate maker)
+#: the disk routes, in the order "auto" tries them
 DISK_ROUTES = ("float64", "double-double")
 
 

@@ -45,9 +45,13 @@ class BallField(Field):
     def __repr__(self) -> str:
         return f"BallField({self.prec})"
 
-    # every operation runs at self.prec and restores the global precision
+    # every operation runs at self.prec and restores the global precision; when the
+    # global precision already is self.prec (a caller runs a whole procedure inside
+    # ctx.workprec(F.prec)), the two switches are skipped: they cost more than the product
     def _at(self, f: Callable, *args):
         old = ctx.prec
+        if old == self.prec:
+            return f(*args)
         ctx.prec = self.prec
         try:
             return f(*args)

@@ -124,8 +124,9 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
     prec = START_PREC
     while True:
         dm = diagonal_module(mod, prec + 32, [h])
-        r = diagonal_kernel(BallField(prec), dm.lam[0], dm.dt[0], dm.B[0], dm.C[c][0], L,
-                            mod.settings["disc"], dm.re_positive[0])
+        with ctx.workprec(prec):  # the field's operations then skip their precision switches
+            r = diagonal_kernel(BallField(prec), dm.lam[0], dm.dt[0], dm.B[0], dm.C[c][0], L,
+                                mod.settings["disc"], dm.re_positive[0])
         if not r.ok and r.status != "undecided":
             raise _Refusal(f"channel {c}, head {h}: {r.reason or r.status}")
         mid = np.full(L, np.nan)

@@ -81,6 +81,22 @@ def _real_mul(xh, xl, yh, yl):
     return zh, zl, up(err + 4 * TINY)
 
 
+def mul_pairs(xh, xl, yh, yl):
+    """x y of real double-doubles, midpoint only: the (zh, zl) of ``_real_mul`` (a 2Sum
+    pair, so |zl| <= u |zh|).  For normalized operands (|xl| <= u |xh|, |yl| <= u |yh|)
+    |x y - zh - zl| <= 8.1 u^2 |xh| |yh| + 2^-949 and |zh| <= 1.001 |xh| |yh|
+    (proofs/double_double_filter.md, Lemma 8)."""
+    p, e = two_prod(xh, yh)
+    return two_sum(p, e + (xh * yl + xl * yh))
+
+
+def add_pairs(xh, xl, yh, yl):
+    """x + y of real double-doubles, midpoint only: the (zh, zl) of ``_real_add``.  For
+    normalized operands |x + y - zh - zl| <= 3.1 u^2 (|xh| + |yh|) (Lemma 8)."""
+    sh, se = two_sum(xh, yh)
+    return two_sum(sh, se + (xl + yl))
+
+
 def _abs1(h: np.ndarray, l: np.ndarray) -> np.ndarray:
     """An upper bound of |h + l|."""
     return up(np.abs(h) + np.abs(l))
@@ -237,6 +253,14 @@ class DD:
 
     def reshape(self, *shape) -> "DD":
         return DD(*(a.reshape(*shape) for a in (self.rh, self.rl, self.ih, self.il, self.rad)))
+
+
+def normalized(x: DD) -> DD:
+    """The same disks with each part's pair renormalized by 2Sum (exact: the same values),
+    so |lo| <= u |hi|."""
+    rh, rl = two_sum(x.rh, x.rl)
+    ih, il = two_sum(x.ih, x.il)
+    return DD(rh, rl, ih, il, x.rad)
 
 
 def concat(parts: list[DD], axis: int = 0) -> DD:

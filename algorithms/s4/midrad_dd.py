@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...arith import BallField
-from ...arith.double_double import DD, concat, dd_of_balls, roots_of_unity_dd
+from ...arith.double_double import DD, add_pairs, concat, dd_of_balls, mul_pairs, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..dft import next_power_of_two
@@ -42,14 +42,41 @@ ARITHMETIC = "double-double midpoint-radius"
 BLOCK_PAIRS = 1 << 15
 
 
-def _tree_sum(x: DD) -> DD:
-    """The sum over the last axis by a balanced tree of disk additions (shape (m, n) -> (m,))."""
-    while x.rh.shape[-1] > 1:
-        n = x.rh.shape[-1]
+def _tree_pairs(re: tuple, im: tuple) -> tuple[tuple, tuple]:
+    """Sums over the last axis of the pairs (hi, lo) of both parts by a balanced tree of
+    ``add_pairs`` (midpoints only; the bound is the caller's)."""
+    while re[0].shape[-1] > 1:
+        n = re[0].shape[-1]
         h = n // 2
-        s = x[:, :h].add(x[:, h:2 * h])
-        x = concat([s, x[:, 2 * h:]], axis=1) if n % 2 else s
-    return x[:, 0]
+        parts = []
+        for x in (re, im):
+            s = add_pairs(x[0][:, :h], x[1][:, :h], x[0][:, h:2 * h], x[1][:, h:2 * h])
+            parts.append(tuple(np.concatenate([a, b[:, 2 * h:]], axis=1) for a, b in zip(s, x)) if n % 2 else s)
+        re, im = parts
+    return (re[0][:, 0], re[1][:, 0]), (im[0][:, 0], im[1][:, 0])
+
+
+def _weighted_sums(q: DD, a: DD, C: float) -> DD:
+    """Disks of sum_j a_j q_kj (q: roots x poles, a: 1 x poles; both with 2Sum pairs): the
+    midpoints by double-double products and a balanced tree, midpoints only; the radius
+    C sum_j |a_j|_1 |q_kj|_1 (their rounding, Lemma 9) plus the propagated radii
+    sum_j |q_kj| rad a_j + rad q_kj (|a_j| + rad a_j), each sum by one nonnegative matrix
+    product bounded by ``sum_upper`` (Lemma 1 of proofs/midrad_filter.md)."""
+    p1 = mul_pairs(q.rh, q.rl, a.rh, a.rl)
+    p2 = mul_pairs(q.ih, q.il, a.ih, a.il)
+    p3 = mul_pairs(q.rh, q.rl, a.ih, a.il)
+    p4 = mul_pairs(q.ih, q.il, a.rh, a.rl)
+    re, im = _tree_pairs(add_pairs(p1[0], p1[1], -p2[0], -p2[1]), add_pairs(p3[0], p3[1], p4[0], p4[1]))
+    n = q.rh.shape[1]
+    Q1 = up(np.abs(q.rh) + np.abs(q.ih))
+    A1 = up(np.abs(a.rh) + np.abs(a.ih))[0]
+    am = a.mid_abs()[0]
+    rad = up(C * sum_upper(Q1 @ A1, n))
+    rad = up(rad + sum_upper(q.mid_abs() @ a.rad[0], n))
+    rad = up(rad + sum_upper(q.rad @ up(am + a.rad[0]), n))
+    rad = up(rad + n * 2.0 ** -930)               # the products' and additions' underflow allowances
+    out = DD(re[0], re[1], im[0], im[1], rad)
+    return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
 
 
 def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
@@ -61,7 +88,9 @@ def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], flo
         return [DD.exact(np.zeros(M)) for _ in weights], math.inf
     B = max(1, BLOCK_PAIRS // n)
     P = poles.reshape(1, n)
-    A = [w.reshape(1, n) for w in weights]
+    A = [normalized(w).reshape(1, n) for w in weights]
+    # the products' and the tree's rounding: (12 + 4 depth) u^2 sum |a|_1 |q|_1 (Lemma 9)
+    C = (12 + 4 * max(0, (n - 1).bit_length())) * 2.0 ** -106
     out: list[list[DD]] = [[] for _ in weights]
     sep = math.inf
     for s in range(0, M, B):
@@ -70,7 +99,7 @@ def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], flo
         sep = min(sep, float(np.min(d.abs_lower())))
         q = d.inv()
         for c, a in enumerate(A):
-            out[c].append(_tree_sum(q.mul(a)))
+            out[c].append(_weighted_sums(q, a, C))
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     return [concat(parts) for parts in out], sep

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from flint import acb, arb, ctx
-from hypothesis import given, settings
+from flint import acb, arb, ctx, fmpq
+from hypothesis import given, settings, strategies as st
 
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.filter import filter_kernel
@@ -150,3 +150,32 @@ def test_inverse_dft_disks_contain_the_transform():
             assert _dd_holds_ball(complex(K.rh[j], K.ih[j]), complex(K.rl[j], K.il[j]), float(K.rad[j]), ref[j])
             # the inputs' radii are carried (the mean of 1e-30), the rounding stays near u^2 |h|
             assert 1e-30 <= float(K.rad[j]) <= 1e-30 + 1e-29
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([1e-3, 1e-8, 1e-12]))
+def test_cauchy_disks_contain_the_exact_sums(seed, gap):
+    """Random poles, some a gap away from a root, weights with radii: the disks contain the
+    400-bit sums for weights moved to the edge of their disks (both directions)."""
+    from s4cert.algorithms.cauchy.direct import cauchy_direct
+    g = np.random.default_rng(seed)
+    M, n = 32, 11
+    ang = 2 * math.pi * g.random(n)
+    mus = (1 + g.choice([-1, 1], n) * gap * g.random(n)) * np.exp(1j * ang)
+    mus[0] = complex(math.cos(2 * math.pi / M), -math.sin(2 * math.pi / M)) * (1 + gap)
+    w = (g.standard_normal(n) + 1j * g.standard_normal(n)) * 10.0 ** g.integers(-20, 20, n)
+    rad = np.abs(w) * 1e-26
+    W = DD.from_parts(w, np.zeros(n), rad)
+    sums, sep = cauchy_direct_dd(roots_of_unity_dd(M), DD.exact(mus), [W])
+    S = sums[0]
+    poles = [REF.from_number(complex(m)) for m in mus]
+    for sign in (1, -1):
+        pts = [REF.add(REF.from_number(complex(x)), REF.from_number(complex(sign * r * 0.999999))) for x, r in zip(w, rad)]
+        ref = cauchy_direct(REF, poles, pts, M).value
+        for k in range(M):
+            assert _dd_holds_ball(complex(S.rh[k], S.ih[k]), complex(S.rl[k], S.il[k]), float(S.rad[k]), ref[k])
+    with ctx.workprec(400):
+        for k in range(M):
+            for m in mus:
+                s, c = arb.sin_cos_pi_fmpq(fmpq(-2 * k, M))
+                assert abs(acb(c, s) - acb(m.real, m.imag)).lower() >= arb(sep)

@@ -125,3 +125,30 @@ def test_dd_of_balls_relative_radius():
             d = abs(b - acb(float(x.rh[j]), float(x.ih[j])) - acb(float(x.rl[j]), float(x.il[j])))
             assert d.upper() <= arb(float(x.rad[j]))
             assert float(x.rad[j]) <= 2.0 ** -100 * abs(complex(x.mid_hi[j]))
+
+
+@st.composite
+def normalized_pair(draw):
+    from s4cert.arith.double_double import two_sum
+    h = draw(st.one_of(st.floats(-1e6, 1e6), st.sampled_from([1e-150, -3e150, 1.0, 2.0 ** -1000])))
+    l = h * draw(st.floats(-1, 1)) * 2.0 ** -53
+    s, e = two_sum(np.array([h]), np.array([l]))
+    return float(s[0]), float(e[0])
+
+
+@settings(max_examples=300)
+@given(normalized_pair(), normalized_pair())
+def test_pair_kernels_within_the_a_priori_bounds(x, y):
+    """mul_pairs within 8.1 u^2 |xh||yh| + 2^-949 (high part at most 1.001 |xh||yh|), add_pairs
+    within 3.1 u^2 (|xh| + |yh|), both exactly checked, and both results normalized."""
+    from s4cert.arith.double_double import add_pairs, mul_pairs
+    (xh, xl), (yh, yl) = x, y
+    u2 = Fraction(2) ** -106
+    X, Y = Fraction(xh) + Fraction(xl), Fraction(yh) + Fraction(yl)
+    zh, zl = (float(v[0]) for v in mul_pairs(*(np.array([v]) for v in (xh, xl, yh, yl))))
+    P = abs(Fraction(xh) * Fraction(yh))
+    assert abs(X * Y - Fraction(zh) - Fraction(zl)) <= Fraction(81, 10) * u2 * P + Fraction(2) ** -949
+    assert abs(Fraction(zh)) <= Fraction(1001, 1000) * P + Fraction(2) ** -949 and abs(zl) <= 2.0 ** -53 * abs(zh)
+    sh, sl = (float(v[0]) for v in add_pairs(*(np.array([v]) for v in (xh, xl, yh, yl))))
+    assert abs(X + Y - Fraction(sh) - Fraction(sl)) <= Fraction(31, 10) * u2 * (abs(Fraction(xh)) + abs(Fraction(yh)))
+    assert abs(sl) <= 2.0 ** -53 * abs(sh)

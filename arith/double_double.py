@@ -32,6 +32,9 @@ _SPLIT = 134217729.0  # 2^27 + 1
 _TP_MIN = 2.0 ** -900
 #: an absolute allowance per real operation for underflow (>= 2^-950 + a few 2^-1075)
 TINY = 2.0 ** -940
+#: 12 u^2 and 3.2 u^2 (rounded up): the residual's a-priori rounding constants (Lemma 5)
+_U2_12 = 12 * 2.0 ** -106
+_U2_32 = float.fromhex("0x1.999999999999ap+1") * 2.0 ** -106
 
 
 def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,15 +233,27 @@ class DD:
 
     def inv(self) -> "DD":
         """1/x for every x in the disks, bounded a posteriori: y from one Newton step
-        (``_newton_inverse``), then q >= |1 - x y| over the disk; if q <= 1/2 the disk excludes 0
-        and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.  RangeError otherwise."""
-        y = _newton_inverse(self.rh, self.rl, self.ih, self.il)
-        one = DD.exact(np.ones(self.rh.shape))
-        res = one.sub(self.mul(y))                     # encloses 1 - x y for every x in the disk
-        q = res.abs_upper()
+        (``_newton_inverse``), then q >= |1 - x y| over the disk (the residual at the
+        midpoint by the pair kernels, their rounding bounded a priori, plus rad |y|); if
+        q <= 1/2 the disk excludes 0 and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.
+        RangeError otherwise (proofs/double_double_filter.md, Lemma 5)."""
+        x = normalized(self)
+        y = _newton_inverse(x.rh, x.rl, x.ih, x.il)
+        p1, p2 = mul_pairs(x.rh, x.rl, y.rh, y.rl), mul_pairs(x.ih, x.il, y.ih, y.il)
+        p3, p4 = mul_pairs(x.rh, x.rl, y.ih, y.il), mul_pairs(x.ih, x.il, y.rh, y.rl)
+        re = add_pairs(p1[0], p1[1], -p2[0], -p2[1])      # Re(m y)
+        im = add_pairs(p3[0], p3[1], p4[0], p4[1])        # Im(m y)
+        rr = add_pairs(np.ones(re[0].shape), np.zeros(re[0].shape), -re[0], -re[1])  # Re(1 - m y)
+        a, b = _abs1(*rr), _abs1(*im)
+        r_mid = up(np.sqrt(up(up(a * a) + up(b * b))))    # >= |computed residual|
+        m1 = up(np.abs(x.rh) + np.abs(x.ih))
+        y1 = up(np.abs(y.rh) + np.abs(y.ih))
+        ymod = y.mid_abs()
+        err = up(up(_U2_12 * up(m1 * y1)) + up(_U2_32 * up(1.0 + np.abs(re[0]))))
+        q = up(up(r_mid + up(err + TINY)) + up(self.rad * ymod))
         if not float(np.max(q, initial=0.0)) <= 0.5:
             raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
-        return self._make(y.rh, y.rl, y.ih, y.il, up(2 * up(q * y.mid_abs())))
+        return self._make(y.rh, y.rl, y.ih, y.il, up(2 * up(q * ymod)))
 
     def abs_upper(self) -> np.ndarray:
         """Upper bounds of |x| over each disk."""

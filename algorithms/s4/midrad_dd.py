@@ -136,7 +136,7 @@ def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_dd(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
-    >>> mid, rad = res.value
+    >>> hi, lo, rad = res.info["dd"]
     >>> res.ok, bool(rad.max() < 1e-28)
     (True, True)
     """

@@ -39,7 +39,7 @@ from .midrad import DiskArrays, bit_reverse, constant_bounds, gauss_jordan_inver
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"
 #: the blocks of roots hold about this many (root, pole) pairs
-BLOCK_PAIRS = 1 << 15
+BLOCK_PAIRS = 1 << 14
 
 
 def _tree_pairs(re: tuple, im: tuple) -> tuple[tuple, tuple]:
@@ -50,32 +50,35 @@ def _tree_pairs(re: tuple, im: tuple) -> tuple[tuple, tuple]:
         h = n // 2
         parts = []
         for x in (re, im):
-            s = add_pairs(x[0][:, :h], x[1][:, :h], x[0][:, h:2 * h], x[1][:, h:2 * h])
-            parts.append(tuple(np.concatenate([a, b[:, 2 * h:]], axis=1) for a, b in zip(s, x)) if n % 2 else s)
+            s = add_pairs(x[0][..., :h], x[1][..., :h], x[0][..., h:2 * h], x[1][..., h:2 * h])
+            parts.append(tuple(np.concatenate([a, b[..., 2 * h:]], axis=-1) for a, b in zip(s, x)) if n % 2 else s)
         re, im = parts
-    return (re[0][:, 0], re[1][:, 0]), (im[0][:, 0], im[1][:, 0])
+    return (re[0][..., 0], re[1][..., 0]), (im[0][..., 0], im[1][..., 0])
 
 
 def _weighted_sums(q: DD, a: DD, C: float) -> DD:
-    """Disks of sum_j a_j q_kj (q: roots x poles, a: 1 x poles; both with 2Sum pairs): the
-    midpoints by double-double products and a balanced tree, midpoints only; the radius
-    C sum_j |a_j|_1 |q_kj|_1 (their rounding, Lemma 9) plus the propagated radii
-    sum_j |q_kj| rad a_j + rad q_kj (|a_j| + rad a_j), each sum by one nonnegative matrix
-    product bounded by ``sum_upper`` (Lemma 1 of proofs/midrad_filter.md)."""
-    p1 = mul_pairs(q.rh, q.rl, a.rh, a.rl)
-    p2 = mul_pairs(q.ih, q.il, a.ih, a.il)
-    p3 = mul_pairs(q.rh, q.rl, a.ih, a.il)
-    p4 = mul_pairs(q.ih, q.il, a.rh, a.rl)
+    """Disks of sum_j a_jc q_kj for every weight set c (q: roots x poles, a: poles x sets;
+    both with 2Sum pairs), shape roots x sets: the midpoints by double-double products
+    (broadcast over the sets, so each part of q is split once) and a balanced tree over
+    the poles, midpoints only; the radius C sum_j |a_jc|_1 |q_kj|_1 (their rounding,
+    Lemma 9) plus the propagated radii sum_j |q_kj| rad a_jc + rad q_kj (|a_jc| + rad a_jc),
+    each sum by one nonnegative matrix product bounded by ``sum_upper`` (Lemma 1 of
+    proofs/midrad_filter.md)."""
+    Q = [x[None] for x in (q.rh, q.rl, q.ih, q.il)]                 # 1 x roots x poles
+    Aw = [np.ascontiguousarray(x.T)[:, None, :] for x in (a.rh, a.rl, a.ih, a.il)]  # sets x 1 x poles
+    p1 = mul_pairs(Q[0], Q[1], Aw[0], Aw[1])
+    p2 = mul_pairs(Q[2], Q[3], Aw[2], Aw[3])
+    p3 = mul_pairs(Q[0], Q[1], Aw[2], Aw[3])
+    p4 = mul_pairs(Q[2], Q[3], Aw[0], Aw[1])
     re, im = _tree_pairs(add_pairs(p1[0], p1[1], -p2[0], -p2[1]), add_pairs(p3[0], p3[1], p4[0], p4[1]))
     n = q.rh.shape[1]
     Q1 = up(np.abs(q.rh) + np.abs(q.ih))
-    A1 = up(np.abs(a.rh) + np.abs(a.ih))[0]
-    am = a.mid_abs()[0]
+    A1 = up(np.abs(a.rh) + np.abs(a.ih))
     rad = up(C * sum_upper(Q1 @ A1, n))
-    rad = up(rad + sum_upper(q.mid_abs() @ a.rad[0], n))
-    rad = up(rad + sum_upper(q.rad @ up(am + a.rad[0]), n))
+    rad = up(rad + sum_upper(q.mid_abs() @ a.rad, n))
+    rad = up(rad + sum_upper(q.rad @ up(a.mid_abs() + a.rad), n))
     rad = up(rad + n * 2.0 ** -930)               # the products' and additions' underflow allowances
-    out = DD(re[0], re[1], im[0], im[1], rad)
+    out = DD(re[0].T, re[1].T, im[0].T, im[1].T, rad)                # roots x sets
     return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
 
 
@@ -83,26 +86,25 @@ def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], flo
     """Disks of S_k = sum_j a_j / (z_k - mu_j) for each weight set (poles and weights as
     double-double disks), and a lower bound of min |z_k - mu_j| (inf without poles).
     RangeError when a difference's disk may contain 0 or a magnitude leaves the range."""
-    M, n = len(Z), len(poles)
+    M, n, K = len(Z), len(poles), len(weights)
     if n == 0:
         return [DD.exact(np.zeros(M)) for _ in weights], math.inf
     B = max(1, BLOCK_PAIRS // n)
     P = poles.reshape(1, n)
-    A = [normalized(w).reshape(1, n) for w in weights]
+    A = normalized(concat([w.reshape(n, 1) for w in weights], axis=1))    # poles x sets
     # the products' and the tree's rounding: (12 + 4 depth) u^2 sum |a|_1 |q|_1 (Lemma 9)
     C = (12 + 4 * max(0, (n - 1).bit_length())) * 2.0 ** -106
-    out: list[list[DD]] = [[] for _ in weights]
+    out: list[DD] = []
     sep = math.inf
     for s in range(0, M, B):
         z = Z[s:s + B].reshape(-1, 1)
         d = z.sub(P)
         sep = min(sep, float(np.min(d.abs_lower())))
-        q = d.inv()
-        for c, a in enumerate(A):
-            out[c].append(_weighted_sums(q, a, C))
+        out.append(_weighted_sums(d.inv(), A, C))
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
-    return [concat(parts) for parts in out], sep
+    S = concat(out)                                                     # roots x sets
+    return [DD(*(np.ascontiguousarray(x[:, c]) for x in (S.rh, S.rl, S.ih, S.il, S.rad))) for c in range(K)], sep
 
 
 def idft_dd(H: DD, M: int) -> DD:

@@ -2,38 +2,55 @@
 
     s4cert kernel [--params FILE | --hippo legs|legt|lagt -N N [--theta T]] [-L L]
                   [--step S] [--eps E] [--mode ball|a-priori|exact] [--seed K]
-                  [--out FILE.json] [--npz FILE.npz]
-    s4cert audit FILE.json
-    s4cert compare FILE.json OTHER.npy|.npz [--key K]
-    s4cert count -N 16,64,256 -L 256,4096
-    s4cert lmu-audit --memory-size D --theta T --length L
+                  [--out FILE.json] [--npz FILE.npz] [--json] [--force]
+    s4cert audit FILE.json [--json]
+    s4cert compare FILE.json OTHER.npy|.npz [--key K] [--json]
+    s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
+    s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
+    s4cert plot FILE.json [--compare OTHER.npy|.npz] -o FIG.png
     s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
 
-A user mistake prints one line on stderr and exits 2; a certification that cannot be
-completed exits 1 with the reason.  With no arguments: ``s4cert kernel`` on a built-in
-example.
+Exit codes: 0 done (certified), 1 not certified (the reason on stderr), 2 a usage
+mistake or bad input (one line on stderr), 130 interrupted.  With no arguments:
+``s4cert kernel`` on a built-in example.  Runs estimated to take more than about ten
+minutes or half the memory are refused before they start unless ``--force`` is given
+(``limits``); output paths are checked before any work.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
+import zipfile
+import zlib
 from fractions import Fraction
 from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.models.lmu_audit import lmu_audit
+from ..algorithms.s4.dplr import check_length
+from . import limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .compare import compare_with
 from .counts import count_filter
 from .errors import CertificationError
 from .examples import example_model
-from .io.kernel_file import save_kernel, save_npz
+from .io.atomic import check_targets
+from .io.kernel_file import dumps_document, kernel_document, save_kernel, save_npz
+from .io.numbers import check_number_text, json_value, parse_rational
 from .io.params import load_params
 from .kernel import certify_kernel
 from .progress import Progress
+
+#: the longest number read from the command line, in characters
+MAX_ARG_CHARS = 1000
+#: kernel values printed by ``s4cert kernel``
+SHOWN_VALUES = 5
+EXIT_CODES = ("exit codes: 0 done (certified), 1 not certified (reason on stderr), "
+              "2 usage mistake or bad input (one line on stderr), 130 interrupted")
 
 
 class UsageError(Exception):
@@ -42,9 +59,10 @@ class UsageError(Exception):
 
 def _positive_int(text: str) -> int:
     try:
+        check_number_text(text, "value", MAX_ARG_CHARS)
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
     return v
@@ -55,50 +73,77 @@ def _positive_number(text: str) -> str:
     float they name."""
     try:
         v = _number(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    except (ValueError, ZeroDivisionError) as e:
+        raise argparse.ArgumentTypeError(str(e) if "exponent" in str(e) or "characters" in str(e)
+                                         else f"expected a number, got {text[:40]!r}") from None
     if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text[:40]}")
     return text
 
 
 def _int_list(text: str) -> list[int]:
     try:
+        check_number_text(text, "value", MAX_ARG_CHARS)
         vals = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text[:40]!r}") from None
     if not vals or any(v < 1 for v in vals):
-        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text[:40]!r}")
     return vals
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        kw.setdefault("epilog", EXIT_CODES)
+        super().__init__(*a, **kw)
+
     def error(self, message: str) -> None:  # one line on stderr, exit 2
         print(f"s4cert: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="s4cert", description="Certified S4 kernels, audits and operation counts.")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("s4cert")
+    except PackageNotFoundError:
+        return "unknown"
 
-    k = sub.add_parser("kernel", help="a certified S4 kernel (default: a built-in example)")
+
+def _json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout (nothing else there)")
+
+
+def _force_flag(p: argparse.ArgumentParser, what: str = "") -> None:
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate is above about ten minutes or half the memory" + what)
+
+
+def _kernel_parser(sub) -> None:
+    k = sub.add_parser("kernel", help="a certified S4 kernel (default: a built-in example)",
+                       description="Certify the S4 convolution kernel K_0 .. K_{L-1} of a DPLR model: "
+                                   "every K_j lies within rad_j <= eps of a stored midpoint.")
     src = k.add_mutually_exclusive_group()
-    src.add_argument("--params", metavar="FILE", help="parameter file (.npz or .json)")
+    src.add_argument("--params", metavar="FILE", help="parameter file (.npz or .json; see the README)")
     src.add_argument("--hippo", choices=["legs", "legt", "lagt"], help="a certified HiPPO DPLR model")
     k.add_argument("-N", type=_positive_int, help="state size (--hippo, or the built-in model; default 8)")
-    k.add_argument("--theta", type=_positive_number, default=None, help="LegT window length (default 1)")
-    k.add_argument("--rank", type=_positive_int, default=1, help="rank r of the built-in model (default 1)")
+    k.add_argument("--theta", type=_positive_number, default=None, help="--hippo legt: window length (default 1)")
+    k.add_argument("--rank", type=_positive_int, default=None, help="rank r of the built-in model (default 1)")
     k.add_argument("-L", type=_positive_int, default=None, help="kernel length (default: the file's, else 64)")
     k.add_argument("--step", type=_positive_number, default=None, help="step size (default: the file's, else 0.01)")
-    k.add_argument("--eps", type=_positive_number, default="1e-12", help="error bound (default 1e-12)")
-    k.add_argument("--mode", choices=["ball", "a-priori", "exact"], default="ball")
-    k.add_argument("--seed", type=int, default=0, help="seed of the built-in model (default 0)")
-    k.add_argument("--conj-pairs", action="store_true", help="the parameter file stores one mode per conjugate pair")
-    k.add_argument("--out", metavar="FILE.json", help="write the kernel file here")
-    k.add_argument("--npz", metavar="FILE.npz", help="also write mid and rad arrays here")
+    k.add_argument("--eps", type=_positive_number, default="1e-12",
+                   help="bound on every radius: integer, p/q (exact) or decimal (default 1e-12)")
+    k.add_argument("--mode", choices=["ball", "a-priori", "exact"], default="ball",
+                   help="ball: ball arithmetic, precision raised until every radius <= eps; a-priori: a "
+                        "rounded circuit with a proven error bound; exact: exact rationals (radius 0; "
+                        "exact inputs, small N and L) (default ball)")
+    k.add_argument("--seed", type=int, default=None, help="seed of the built-in model (default 0)")
+    k.add_argument("--conj-pairs", action="store_true",
+                   help="--params: the file stores one mode per conjugate pair (as S4 checkpoints do)")
+    k.add_argument("--out", metavar="FILE.json", help="write the kernel file (s4cert.kernel/1) here")
+    k.add_argument("--npz", metavar="FILE.npz", help="write the float64 mid and rad arrays here")
     k.add_argument("--max-prec", type=_positive_int, default=1 << 16, help="ball precision limit in bits (default 65536)")
-    k.add_argument("--force", action="store_true", help="a-priori mode: run even above the 2^24-bit limit")
+    _force_flag(k, "; a-priori mode: also above the 2^24-bit circuit limit")
     k.add_argument("--counts", dest="counts", action="store_true", default=None,
                    help="measure operation counts even for large N + L")
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
@@ -107,87 +152,118 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--arithmetic", choices=["auto", "ball", "float64"], default="auto",
                    help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
                         "float64 first with balls as the fallback (default auto)")
-    k.add_argument("--quiet", action="store_true", help="no progress display")
+    _json_flag(k)
+    k.add_argument("--quiet", action="store_true", help="no progress display and no estimate")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="s4cert", description="Certified S4 kernels, audits and operation counts.")
+    p.add_argument("--version", action="version", version=f"s4cert {_version()}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    _kernel_parser(sub)
 
     a = sub.add_parser("audit", help="re-verify a kernel file independently")
-    a.add_argument("file", metavar="FILE.json")
-    a.add_argument("--quiet", action="store_true")
+    a.add_argument("file", metavar="FILE.json", help="a kernel file written by s4cert kernel --out")
+    _json_flag(a)
+    a.add_argument("--quiet", action="store_true", help="no progress display")
 
     c = sub.add_parser("compare", help="certified errors of another kernel against a kernel file")
-    c.add_argument("file", metavar="FILE.json")
-    c.add_argument("other", metavar="OTHER.npy|.npz")
-    c.add_argument("--key", help="array name inside an .npz")
+    c.add_argument("file", metavar="FILE.json", help="the certified kernel file")
+    c.add_argument("other", metavar="OTHER.npy|.npz", help="the other kernel: one vector of length L")
+    c.add_argument("--key", help="array name inside an .npz holding several arrays")
+    _json_flag(c)
 
     n = sub.add_parser("count", help="operation and peak-word counts of the filter")
     n.add_argument("-N", type=_int_list, default=[16, 64], help="state sizes, comma-separated (default 16,64)")
     n.add_argument("-L", type=_int_list, default=[256, 1024], help="lengths, comma-separated (default 256,1024)")
-    n.add_argument("--rank", type=_positive_int, default=1)
-    n.add_argument("--quiet", action="store_true")
+    n.add_argument("--rank", type=_positive_int, default=1, help="rank r of the model (default 1)")
+    _json_flag(n)
+    _force_flag(n)
+    n.add_argument("--quiet", action="store_true", help="no progress display")
 
     m = sub.add_parser("lmu-audit", help="float32/float64 errors of the LMU impulse response, certified")
-    m.add_argument("--memory-size", type=_positive_int, required=True)
-    m.add_argument("--theta", type=_positive_number, required=True)
-    m.add_argument("--length", type=_positive_int, required=True)
+    m.add_argument("--memory-size", type=_positive_int, required=True, help="LMU memory size D (state size)")
+    m.add_argument("--theta", type=_positive_number, required=True, help="LMU window length theta")
+    m.add_argument("--length", type=_positive_int, required=True, help="length of the impulse response")
+    _json_flag(m)
+    _force_flag(m)
+    plot.add_parser(sub)
     model_command.add_parser(sub, _Parser, _positive_int, _positive_number)
     return p
 
 
 def _number(text: str | None):
     """A command-line number read exactly: integers and fractions "p/q" exactly, decimals
-    as the float they name."""
+    as the float they name; its length and exponent bounded before any conversion."""
     if text is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    if "/" in text:
-        return Fraction(text)
-    return float(text)
+    check_number_text(text.strip(), "number", MAX_ARG_CHARS)
+    t = text.strip()
+    if "/" in t or t.lstrip("+-").isdigit():
+        q = parse_rational(t, "number")
+        return q.numerator if q.denominator == 1 else q
+    return float(t)
 
 
 # -- kernel ---------------------------------------------------------------------
 
-def _model_and_defaults(args) -> tuple[Any, Any, Any, Any]:
+def _check_options(args) -> None:
+    """Exit 2 for options that the chosen model would ignore."""
+    conflicts = [(args.theta is not None and args.hippo != "legt", "--theta applies to --hippo legt only"),
+                 (args.N is not None and args.params, "-N conflicts with --params (the file sets the state size)"),
+                 (args.conj_pairs and not args.params, "--conj-pairs applies to --params only"),
+                 (args.rank is not None and (args.hippo or args.params),
+                  f"--rank conflicts with {'--hippo' if args.hippo else '--params'} (the model sets the rank)"),
+                 (args.seed is not None and (args.hippo or args.params),
+                  f"--seed conflicts with {'--hippo' if args.hippo else '--params'} (only the built-in model is random)"),
+                 (args.arithmetic == "float64" and (args.mode != "ball" or args.cauchy not in ("auto", "direct")),
+                  "--arithmetic float64 is a ball-mode route with direct Cauchy sums (--mode ball, --cauchy auto|direct)")]
+    for bad, message in conflicts:
+        if bad:
+            raise UsageError(message)
+
+
+def _estimate(args, N: int, L: int, eps, hippo: bool) -> None:
+    """Refuse a run estimated too large (unless --force), else show the estimate."""
+    est = limits.kernel_estimate(N, check_length(L), Fraction(eps), args.mode, hippo=hippo)
+    limits.check(est, args.force)
+    if not args.quiet:
+        print(f"s4cert: estimate: {est.text()}", file=sys.stderr)
+
+
+def _model_and_defaults(args, eps) -> tuple[Any, Any, Any, Any]:
     """(model, step, L, c_tilde) from the arguments."""
     if args.params:
         p = load_params(args.params, conj_pairs=args.conj_pairs)
+        _estimate(args, p.model.N, args.L or p.L or 64, eps, False)
         return p.model, p.step, p.L, p.c_tilde
+    N = args.N or 8
+    _estimate(args, N, args.L or 64, eps, bool(args.hippo))
     if args.hippo:
-        eps = _number(args.eps)
         # the model's balls (radii about 2^-prec) far narrower than eps, so they leave its budget to the filter
-        prec = max(128, 2 * (64 + math.ceil(-math.log2(float(eps)))))
+        prec = max(128, 2 * (64 + limits.eps_bits(Fraction(eps))))
         theta = _number(args.theta) if args.theta is not None else (1 if args.hippo == "legt" else None)
-        if args.theta is not None and args.hippo != "legt":
-            raise UsageError("--theta applies to --hippo legt only")
-        return hippo_dplr(args.hippo, args.N or 8, theta=theta, prec=prec), None, None, None
-    return example_model(args.N or 8, r=args.rank, seed=args.seed), None, None, None
+        return hippo_dplr(args.hippo, N, theta=theta, prec=prec), None, None, None
+    return example_model(N, r=args.rank or 1, seed=args.seed or 0), None, None, None
 
 
-def cmd_kernel(args) -> int:
-    model, step, L, c_tilde = _model_and_defaults(args)
-    step = _number(args.step) if args.step is not None else (step if step is not None else 0.01)
-    L = args.L or L or 64
-    eps = _number(args.eps)
-    counts = "auto" if args.counts is None else args.counts
-    progress = Progress(enabled=not args.quiet)
-    t0 = time.perf_counter()
-    try:
-        ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
-                            force=args.force, counts=counts, cauchy=args.cauchy,
-                            arithmetic=args.arithmetic, progress=progress)
-    except CertificationError as e:
-        progress.done()
-        print(f"s4cert: not certified: {e}", file=sys.stderr)
-        return 1
-    progress.done()
-    elapsed = time.perf_counter() - t0
+def _float_up(q: Fraction) -> float:
+    """The least float >= q (for printing an upper bound)."""
+    f = float(q)
+    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+
+
+def _print_kernel(args, ck, model, step, L, doc: dict, elapsed: float) -> None:
+    """The human summary: status, the file's radius beside eps, the first values."""
     cert = ck.certificate
     prec = cert.get("precision_bits")
+    rad = [parse_rational(r, "rad") for r in doc["kernel"]["rad"]]
     print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
-    print(f"max radius {float(ck.rad.max()):.3e} (float64 midpoints; K_j lies within rad_j of mid_j)"
-          + (f"  precision {prec} bits" if prec else "")
+    print(f"max radius {_float_up(max(rad)):.3e} <= eps {args.eps} (the kernel file's disks: K_j lies within "
+          f"rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
           + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
+    if args.npz:
+        print(f"the .npz float64 midpoints: max radius {float(ck.rad.max()):.3e}")
     print(f"constants: b={cert['b']:.4g} w={cert['w']:.4g} s={cert['s']:.4g} d={cert['d']:.4g} "
           f"kappa={cert['kappa']:.4g} partition={cert['partition']}")
     if args.mode == "a-priori":
@@ -198,26 +274,72 @@ def cmd_kernel(args) -> int:
               f"conj {c['conj']}), word reads {c['word_reads']}, writes {c['word_writes']}, peak words {c['peak_words']}")
     else:
         print(f"counts: not measured ({c.get('reason')})")
-    if args.out or args.npz:
-        if args.out:
-            save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
-        else:
+    kern = doc["kernel"]
+    for j in range(min(SHOWN_VALUES, L)):
+        re, im = (float(parse_rational(kern[k][j], k)) for k in ("re", "im"))
+        print(f"K[{j}] = {re:.15e} {'-' if im < 0 else '+'} {abs(im):.15e}i  (radius {_float_up(rad[j]):.2e})")
+    if not (args.out or args.npz):
+        print(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json writes them all)")
+
+
+def cmd_kernel(args) -> int:
+    _check_options(args)
+    check_targets({"--out": args.out, "--npz": args.npz}, inputs=(args.params,))
+    eps = _number(args.eps)
+    model, step, L, c_tilde = _model_and_defaults(args, eps)
+    step = _number(args.step) if args.step is not None else (step if step is not None else 0.01)
+    L = args.L or L or 64
+    counts = "auto" if args.counts is None else args.counts
+    progress = Progress(enabled=not (args.quiet or args.json))
+    t0 = time.perf_counter()
+    try:
+        ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
+                            force=args.force, counts=counts, cauchy=args.cauchy,
+                            arithmetic=args.arithmetic, progress=progress)
+    except CertificationError as e:
+        progress.done()
+        print(f"s4cert: not certified: {e}", file=sys.stderr)
+        return 1
+    finally:
+        progress.done()
+    elapsed = time.perf_counter() - t0
+    if args.out:
+        doc = save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
+    else:
+        doc = kernel_document(ck, model, step, c_tilde)
+        if args.npz:
             save_npz(args.npz, ck)
+    if args.json:
+        sys.stdout.write(dumps_document(doc))
+        return 0
+    _print_kernel(args, ck, model, step, L, doc, elapsed)
+    if args.out or args.npz:
         print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
     return 0
 
 
 # -- audit, compare ----------------------------------------------------------------
 
+def _print_json(value: Any) -> None:
+    print(json.dumps(json_value(value, "result"), indent=1, allow_nan=False))
+
+
 def cmd_audit(args) -> int:
-    progress = Progress(enabled=not args.quiet)
+    progress = Progress(enabled=not (args.quiet or args.json))
     progress("auditing")
-    report = audit_kernel_file(args.file)
-    progress.done()
-    for name, passed, detail in report.checks:
-        print(f"{'ok  ' if passed else 'FAIL'} {name}: {detail}")
+    try:
+        report = audit_kernel_file(args.file)
+    finally:
+        progress.done()
+    if args.json:
+        _print_json({"file": args.file, "ok": report.ok,
+                     "checks": [{"name": n, "passed": bool(ok), "detail": d} for n, ok, d in report.checks]})
+    else:
+        for name, passed, detail in report.checks:
+            print(f"{'ok  ' if passed else 'FAIL'} {name}: {detail}")
     if report.ok:
-        print("audit passed")
+        if not args.json:
+            print("audit passed")
         return 0
     failed = [name for name, passed, _ in report.checks if not passed]
     print(f"s4cert: audit failed: {', '.join(failed)}", file=sys.stderr)
@@ -225,30 +347,48 @@ def cmd_audit(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    print(compare_with(args.file, args.other, key=args.key).summary())
+    report = compare_with(args.file, args.other, key=args.key)
+    if args.json:
+        _print_json(dict(vars(report)))
+    else:
+        print(report.summary())
     return 0
 
 
 # -- count ---------------------------------------------------------------------------
 
 def cmd_count(args) -> int:
-    progress = Progress(enabled=not args.quiet)
-    print(f"{'N':>6} {'L':>7} {'ops':>12} {'ops/((N+L)lg2^2(N+L))':>22} {'peak words':>11} {'peak/(N+L)':>10}")
-    for N in args.N:
-        for L in args.L:
-            progress(f"counting N={N} L={L}")
-            c = count_filter(N, L, r=args.rank)
-            s = N + L
-            progress.done()
-            print(f"{N:>6} {L:>7} {c['ops']:>12} {c['ops'] / (s * math.log2(s) ** 2):>22.3f} "
-                  f"{c['peak_words']:>11} {c['peak_words'] / s:>10.2f}")
+    est = limits.count_estimate(args.N, args.L)
+    limits.check(est, args.force)
+    progress = Progress(enabled=not (args.quiet or args.json))
+    rows = []
+    if not args.json:
+        print(f"{'N':>6} {'L':>7} {'ops':>12} {'ops/((N+L)lg2^2(N+L))':>22} {'peak words':>11} {'peak/(N+L)':>10}")
+    try:
+        for N in args.N:
+            for L in args.L:
+                progress(f"counting N={N} L={L}")
+                c = count_filter(N, L, r=args.rank)
+                s = N + L
+                rows.append({"N": N, "L": L, **c})
+                if not args.json:
+                    print(f"{N:>6} {L:>7} {c['ops']:>12} {c['ops'] / (s * math.log2(s) ** 2):>22.3f} "
+                          f"{c['peak_words']:>11} {c['peak_words'] / s:>10.2f}")
+    finally:
+        progress.done()
+    if args.json:
+        _print_json({"rank": args.rank, "rows": rows})
     return 0
 
 
 # -- lmu-audit ------------------------------------------------------------------------
 
 def cmd_lmu_audit(args) -> int:
+    limits.check(limits.lmu_estimate(args.memory_size, args.length), args.force)
     r = lmu_audit(args.memory_size, _number(args.theta), args.length)
+    if args.json:
+        _print_json(r)
+        return 0
     print(f"LMU impulse response: memory size {r['memory_size']}, theta {args.theta}, length {r['length']}, "
           f"certified at {r['precision']} bits (max radius {r['certified_max_radius']:.2e}), max |H| {r['max_abs_H']:.4g}")
     print(f"{'construction':<20} {'certified lower':>16} {'certified upper':>16}")
@@ -264,7 +404,7 @@ def cmd_model(args) -> int:
 
 
 COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cmd_compare, "count": cmd_count,
-            "lmu-audit": cmd_lmu_audit, "model": cmd_model}
+            "lmu-audit": cmd_lmu_audit, "plot": plot.cmd_plot, "model": cmd_model}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(["kernel"])
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except (UsageError, ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
+            zipfile.BadZipFile, zlib.error, plot.MissingExtra) as e:
         print(f"s4cert: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (e.g. "| head")

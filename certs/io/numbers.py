@@ -24,6 +24,24 @@ from flint import acb, arb, ctx, fmpq, fmpz
 from ...arith import exact_parts
 
 _DIGITS = re.compile(r"[0-9]+")
+_EXPONENT = re.compile(r"[eE]\s*([+-]?[0-9]*)")
+
+#: the longest number string read, in characters (a kernel file of this package stays far below)
+MAX_NUMBER_CHARS = 1_000_000
+#: the largest decimal exponent read ("1e999999999" would be a billion-digit integer)
+MAX_EXPONENT = 100_000
+#: the deepest nesting of brackets and braces read from a JSON file
+MAX_JSON_DEPTH = 64
+
+
+def check_number_text(t: str, what: str, max_chars: int = MAX_NUMBER_CHARS) -> None:
+    """ValueError (one line) for a number string longer than ``max_chars`` or with a decimal
+    exponent beyond ``MAX_EXPONENT``, checked before any conversion is tried."""
+    if len(t) > max_chars:
+        raise ValueError(f"{what}: a number of {len(t)} characters (at most {max_chars} are read)")
+    m = _EXPONENT.search(t)
+    if m and (len(m.group(1)) > 8 or (m.group(1).lstrip("+-") and abs(int(m.group(1))) > MAX_EXPONENT)):
+        raise ValueError(f"{what}: exponent {m.group(1)[:12]} too large (|exponent| <= {MAX_EXPONENT})")
 
 
 # -- rationals <-> strings -------------------------------------------------------------
@@ -53,6 +71,7 @@ def parse_rational(s: Any, what: str) -> Fraction:
     if not isinstance(s, str):
         raise ValueError(f"{what}: expected a rational string like \"p/q\", got {type(s).__name__} {s!r}")
     t = s.strip()
+    check_number_text(t, what)
     num, sep, den = t.partition("/")
     n = _decimal_int(num)
     d = _decimal_int(den) if sep else 1
@@ -193,6 +212,8 @@ def read_json(path: Any) -> Any:
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
+        if json_depth(raw) > MAX_JSON_DEPTH:
+            raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
         return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a JSON file (not UTF-8 text)") from None
@@ -200,6 +221,25 @@ def read_json(path: Any) -> Any:
         raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # a NaN or Infinity literal
         raise ValueError(f"{path}: {e}") from None
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON text, strings skipped (linear time, no
+    recursion: Python's parser would raise RecursionError on 100,000 brackets)."""
+    b = np.frombuffer(raw, dtype=np.uint8)
+    if b.size == 0:
+        return 0
+    quote = b == ord('"')
+    if quote.any():  # a quote escaped by an odd run of backslashes does not end a string
+        back = (b == ord("\\")).astype(np.int64)
+        idx = np.arange(b.size)
+        last_non = np.maximum.accumulate(np.where(back == 0, idx, -1))
+        run = idx - 1 - np.concatenate(([-1], last_non[:-1]))  # backslashes just before each byte
+        quote &= (run % 2 == 0)
+    inside = (np.cumsum(quote) - quote) % 2 == 1
+    step = np.where(inside, 0, (np.isin(b, (ord("["), ord("{"))).astype(np.int64)
+                                - np.isin(b, (ord("]"), ord("}"))).astype(np.int64)))
+    return int(np.cumsum(step).max())
 
 
 def _reject_constant(name: str) -> Any:

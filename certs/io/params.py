@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,8 +102,8 @@ def _read_npz(path: str) -> dict:
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError) as e:
-        raise ValueError(f"{path}: not a readable .npz file ({e})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise ValueError(f"{path}: not a readable .npz file ({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})") from None
 
 
 def _array_entries(a: np.ndarray, what: str, shapes: tuple) -> Any:

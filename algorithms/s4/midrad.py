@@ -45,7 +45,7 @@ ARITHMETIC = "float64 midpoint-radius"
 #: the blocks of roots hold about this many (root, pole) pairs
 BLOCK_PAIRS = 1 << 17
 #: poles per matrix product in the Cauchy sums (the rounding bound grows with it)
-GROUP = 8
+GROUP = 4
 
 
 def _disks(F, xs: list) -> MR:

@@ -262,7 +262,7 @@ def _legs_numpy(N: int) -> DPLR:
 
 
 def test_legs_1024_contains_the_high_precision_run():
-    """LegS N = 1024 (128 pole groups, tree depth 7) at step 1e-3, a short kernel: the
+    """LegS N = 1024 (256 pole groups, tree depth 8) at step 1e-3, a short kernel: the
     disks contain the 320-bit direct-sum run."""
     m = _legs_numpy(1024)
     res = filter_kernel_midrad(m, 1e-3, 16, c_tilde=m.C)

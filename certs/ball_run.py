@@ -105,8 +105,9 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
                 return BallRun("precision-limit", prec, None, f"not certified within {max_prec} bits: {reason}")
             prec *= 2
             continue
-        res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True,
-                            cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
+        with ctx.workprec(prec):  # the field's scalar operations then skip their precision switches
+            res = filter_kernel(F, model, step, L, c_tilde=Ct, exceptional=exceptional, keep_blocks=True,
+                                cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
         next_prec = 2 * prec
         if res.ok:
             log2_radius = log2_max_radius(res.value)

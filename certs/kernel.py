@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
+from flint import ctx
 
 from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.dplr import DPLR, check_length, read_step
@@ -168,7 +169,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         raise CertificationError(f"{run.status}: {run.reason}")
     F, res = run.F, run.result
     exceptional = res.info["exceptional"]
-    constants = filter_constants(F, res.info, model.r)
+    with ctx.workprec(F.prec):  # per-root scalar work: skip the field's precision switches
+        constants = filter_constants(F, res.info, model.r)
     certificate: dict = {"mode": mode, "routing": "exact" if exact else "ball", **constants,
                          "cauchy": _route_record(res.info["cauchy"])}
     if why64 is not None:

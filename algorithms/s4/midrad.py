@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from flint import arb, ctx
+from flint import acb, ctx
 
 from ...arith import BallField
 from ...arith.ball import float_upper
@@ -50,15 +50,14 @@ GROUP = 4
 
 def _disks(F, xs: list) -> MR:
     """Elements of an enclosing field rounded to float64 disks that contain them: each
-    is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128 and
-    whose radius (real plus imaginary) is bounded above as a float."""
+    is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128; the
+    radius is a float upper bound of |b - mid| over the ball (its own radius and the
+    midpoint's rounding together)."""
     balls = [F.enclose(x) for x in xs]
     mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
-    with ctx.workprec(64):
-        rad = np.array([float_upper(arb(b.real.rad()) + arb(b.imag.rad())) if b.is_finite() else math.inf
-                        for b in balls], dtype=np.float64)
-    # the midpoint's rounding: at most one unit in the last place per component
-    rad = up(rad + up(2 * U * abs_upper(mid)))
+    with ctx.workprec(max(F.prec, 53) + 64):  # |b - mid| over the ball: its radius and the midpoint's rounding
+        rad = np.array([float_upper(abs(b - acb(m.real, m.imag))) if b.is_finite() else math.inf
+                        for b, m in zip(balls, mid)], dtype=np.float64)
     return MR.from_parts(mid, rad)
 
 

@@ -74,14 +74,16 @@ class Field:
         return [[self.from_number(v) for v in r] for r in as_rows(rows, what)]
 
     # -- operations ------------------------------------------------------
+    # add, sub and neg default to the elements' own operators (exact for fmpq_poly, one
+    # rounding for complex); a field whose elements need more overrides them
     def add(self, a: Any, b: Any) -> Any:
-        raise NotImplementedError
+        return a + b
 
     def sub(self, a: Any, b: Any) -> Any:
-        raise NotImplementedError
+        return a - b
 
     def neg(self, a: Any) -> Any:
-        raise NotImplementedError
+        return -a
 
     def mul(self, a: Any, b: Any) -> Any:
         raise NotImplementedError
@@ -166,3 +168,25 @@ class Field:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+
+class WrappedField(Field):
+    """A field over ``base`` whose elements hold the base's element in ``.v`` (Counting,
+    Tracing): the flags and the enclosure queries pass through to the base."""
+
+    def __init__(self, base: Field):
+        self.base = base
+        self.exact = base.exact
+        self.encloses = base.encloses
+        self.prec = base.prec
+
+    def enclose(self, x, prec: int | None = None):
+        return self.base.enclose(x.v, prec)
+
+    def abs_upper(self, x) -> float:
+        return self.base.abs_upper(x.v)
+
+    def abs_lower(self, x) -> float:
+        return self.base.abs_lower(x.v)
+
+    def to_complex(self, a) -> complex:
+        return self.base.to_complex(a.v)

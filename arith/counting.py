@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Field
+from .base import Field, WrappedField
 from .truth import Truth
 
 KINDS = ("add", "mul", "div", "zero_test", "conj", "sqrt", "exp", "add_error")
@@ -42,7 +42,7 @@ class _Word:
         return f"<word {self.v!r}>"
 
 
-class Counting(Field):
+class Counting(WrappedField):
     """Counts additions (subtractions and negations included), multiplications,
     divisions, zero tests, conjugations, square roots, exponentials and error
     enlargements in ``.counts``; ``word_reads``,
@@ -56,10 +56,7 @@ class Counting(Field):
     """
 
     def __init__(self, base: Field):
-        self.base = base
-        self.exact = base.exact
-        self.encloses = base.encloses
-        self.prec = base.prec
+        super().__init__(base)
         self.name = f"counting({base.name})"
         self.live_words = 0
         self.reset()
@@ -133,15 +130,3 @@ class Counting(Field):
 
     def add_error(self, x, e):
         return self._op("add_error", 1, self.base.add_error(x.v, e))
-
-    def enclose(self, x, prec: int | None = None):
-        return self.base.enclose(x.v, prec)
-
-    def abs_upper(self, x) -> float:
-        return self.base.abs_upper(x.v)
-
-    def abs_lower(self, x) -> float:
-        return self.base.abs_lower(x.v)
-
-    def to_complex(self, a) -> complex:
-        return self.base.to_complex(a.v)

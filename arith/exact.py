@@ -79,15 +79,6 @@ class ExactField(Field):
         return self._monomial((k % M) * (self.order // M), 1)
 
     # -- operations ------------------------------------------------------
-    def add(self, a, b):
-        return a + b
-
-    def sub(self, a, b):
-        return a - b
-
-    def neg(self, a):
-        return -a
-
     def mul(self, a, b):
         return self._reduce(a * b)
 

@@ -39,15 +39,6 @@ class Float64Field(Field):
             return _QUARTER[(4 * k) // M]
         return cmath.exp(-2j * math.pi * k / M)
 
-    def add(self, a, b):
-        return a + b
-
-    def sub(self, a, b):
-        return a - b
-
-    def neg(self, a):
-        return -a
-
     def mul(self, a, b):
         return a * b
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field as dc_field
 from fractions import Fraction
 from typing import Any, Callable, Iterator
 
-from .base import Field
+from .base import Field, WrappedField
 from .truth import Truth
 
 GATES = ("add", "sub", "neg", "mul", "div", "conj")
@@ -122,14 +122,11 @@ class Circuit:
         return answer
 
 
-class Tracing(Field):
+class Tracing(WrappedField):
     """A field over ``base`` that records every step into ``self.circuit``."""
 
     def __init__(self, base: Field):
-        self.base = base
-        self.exact = base.exact
-        self.encloses = base.encloses
-        self.prec = base.prec
+        super().__init__(base)
         self.name = f"tracing({base.name})"
         self.circuit = Circuit()
 
@@ -187,17 +184,6 @@ class Tracing(Field):
     def add_error(self, x, e):
         return self._new(("add_error", x.i, e), self.base.add_error(x.v, e))
 
-    def enclose(self, x, prec: int | None = None):
-        return self.base.enclose(x.v, prec)
-
-    def abs_upper(self, x) -> float:
-        return self.base.abs_upper(x.v)
-
-    def abs_lower(self, x) -> float:
-        return self.base.abs_lower(x.v)
-
-    def to_complex(self, a) -> complex:
-        return self.base.to_complex(a.v)
 
 
 def _nodes(x: Any) -> Iterator[_Node]:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..compare import _other_array as read_other
 from ..io.atomic import atomic_write
 from ..io.numbers import rational_string
 from .certify import ModuleKernels, module_heads
@@ -190,30 +191,11 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
 
 
 def _load_others(compare: Any, key: str | None, n_modules: int) -> Callable[[ModuleKernels], np.ndarray]:
-    """The other kernels, one array per module: an array, an .npy, or an .npz (``key``)."""
-    if isinstance(compare, np.ndarray):
-        arr = compare
-    else:
-        try:
-            with np.load(str(compare), allow_pickle=False) as data:
-                if isinstance(data, np.ndarray):
-                    arr = data
-                else:
-                    names = list(data.keys())
-                    if key is None:
-                        if len(names) != 1:
-                            raise ValueError(f"{compare}: holds {', '.join(names)}; choose one with --key")
-                        key = names[0]
-                    if key not in names:
-                        raise ValueError(f"{compare}: no array {key!r} (it holds {', '.join(names)})")
-                    arr = data[key]
-        except (OSError, ValueError, EOFError) as e:
-            if isinstance(e, ValueError) and str(e).startswith(str(compare)):
-                raise
-            raise ValueError(f"{compare}: not a readable .npy/.npz file ({e})") from None
-    arr = np.asarray(arr)
+    """The other kernels, one array per module: an array, an .npy, or an .npz (``key``),
+    read as ``s4cert compare`` reads them."""
     if n_modules != 1:
         raise ValueError("--compare takes the kernels of a checkpoint with one kernel module")
+    arr = np.asarray(read_other(compare, key))
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"compare: expected real numbers, got dtype {arr.dtype}")
 
@@ -221,7 +203,7 @@ def _load_others(compare: Any, key: str | None, n_modules: int) -> Callable[[Mod
         a = arr.astype(np.float64)
         if a.ndim == 2:
             a = a[None]
-        if a.shape[0] == res.mid.shape[0] and a.shape[1] == res.mid.shape[1] and a.shape[2] >= res.L:
+        if a.ndim == 3 and a.shape[:2] == res.mid.shape[:2] and a.shape[2] >= res.L:
             return a[:, :, :res.L]
         raise ValueError(f"compare: shape {arr.shape} does not match the kernels' (channels, H, L) = "
                          f"{res.mid.shape}")

@@ -1,4 +1,4 @@
-"""HiPPO state matrices over a field (spec: theory.md, the HiPPO theorem;
+"""HiPPO state matrices over a field (proofs/spec.md §S16–§S17, the HiPPO theorem;
 proofs/hippo_nplr.md).
 
 Generators (rows and columns indexed 0..N-1):

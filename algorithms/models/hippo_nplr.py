@@ -1,5 +1,5 @@
-"""The normal-plus-low-rank split of a HiPPO generator (spec: theory.md, the HiPPO
-theorem; proofs/hippo_nplr.md).
+"""The normal-plus-low-rank split of a HiPPO generator (proofs/spec.md §S17–§S18;
+proofs/hippo_nplr.md).
 
 In the similarity's coordinates ``x = S x~`` (:func:`~.hippo.similarity`),
 ``G~ = S^-1 G S = H - U V*`` with ``H = c I + K``, K real skew-symmetric (so H is normal):

@@ -1,4 +1,4 @@
-"""The Legendre Memory Unit layers (spec: the LMU of ``lmu_reference.py``), in numpy.
+"""The Legendre Memory Unit layers (the specification's LMU reference, proofs/spec.md §S19), in numpy.
 
 The memory is the LegT system discretized by zero-order hold (:mod:`.lmu_memory`);
 the float64 matrices the layers use are the certified balls' midpoints.  Layers (the

@@ -1,5 +1,5 @@
 """The LMU's memory: the LegT system, its certified ZOH discretization and the float
-impulse responses (spec: the LMU of ``lmu_reference.py``; proofs/lmu_port.md).
+impulse responses (the LMU reference of proofs/spec.md §S19; proofs/lmu_port.md).
 
 The memory is the LegT state-space system (``theta`` = window length in steps)
 

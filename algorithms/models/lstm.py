@@ -1,4 +1,4 @@
-"""The standard LSTM cell, without peepholes or projection (spec: theory.md, LSTM).
+"""The standard LSTM cell, without peepholes or projection (proofs/spec.md §S9).
 
 With shared ``W_g`` (d_h x d_x), ``U_g`` (d_h x d_h), ``b_g`` (d_h), g in i, f, o, c::
 

@@ -1,5 +1,5 @@
-"""The continuous-time linear state-space model and the reading of its data (spec:
-"Continuous-time linear state-space model").
+"""The continuous-time linear state-space model and the reading of its data
+(proofs/spec.md §S10).
 
 ``x'(t) = A x(t) + B u(t)``, ``x(t0) = x0``, output ``y(t) = C x(t) + D u(t)``; the
 direct term ``D u`` is kept separate from the state contribution ``C x``.  Matrices

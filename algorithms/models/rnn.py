@@ -1,5 +1,5 @@
 """Shared-parameter recurrent networks and their computation graphs
-(spec: theory.md, first section).
+(proofs/spec.md §S8).
 
 A network is a state map ``F(h, x; theta)``, an optional output map ``G(h, x; theta)``
 and one parameter value ``theta`` shared by every time step:

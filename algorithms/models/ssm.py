@@ -1,5 +1,5 @@
-"""Discrete-time linear state-space systems and the bilinear discretization (spec:
-"Continuous-time linear state-space model").
+"""Discrete-time linear state-space systems and the bilinear discretization
+(proofs/spec.md §S10–§S11).
 
 The continuous model ``x' = A x + B u``, ``y = C x + D u`` and the reading of its data
 are in :mod:`.lti_model`, its certified simulation in :mod:`.lti_simulate`, the

@@ -118,7 +118,7 @@ def test_dplr_default_C_is_all_ones():
 # -- dense kernels ---------------------------------------------------------------------
 
 def test_dense_kernel_small_cases():
-    ones = dense_kernel(E4, [[0]], [1], [1], 1, 5)   # examples.md: A = 0, B = C = 1, step 1
+    ones = dense_kernel(E4, [[0]], [1], [1], 1, 5)   # proofs/spec.md §S41: A = 0, B = C = 1, step 1
     assert [rational(E4, k) for k in ones.value] == [1] * 5
     assert dense_kernel(E4, [[2]], [1], [1], 1, 3).status == SINGULAR_BILINEAR
     with pytest.raises(ValueError):

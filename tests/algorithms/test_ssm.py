@@ -143,7 +143,7 @@ SCALAR = dict(A=[[0]], B=[1], C=[1], D=0)
 
 @given(st.lists(fractions(50, 9), min_size=1, max_size=12))
 def test_scalar_example_bilinear_gives_cumulative_sums(u):
-    """examples.md: A = 0, B = C = 1, D = 0, step 1: Abar = Bbar = 1 and y_t = sum_{s<=t} u_s."""
+    """proofs/spec.md §S41: A = 0, B = C = 1, D = 0, step 1: Abar = Bbar = 1 and y_t = sum_{s<=t} u_s."""
     F = ExactField(4)
     res = bilinear(F, LTIModel(**SCALAR), 1)
     assert res.ok

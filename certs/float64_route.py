@@ -16,6 +16,7 @@ from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
 from ..algorithms.s4.midrad_dd import ARITHMETIC as DD_ARITHMETIC, filter_kernel_dd
+from ..arith.midrad import up
 from ..arith import BallField
 
 from .ball_run import C_TILDE_METHOD
@@ -63,6 +64,16 @@ class DDBalls(Sequence):
             return acb(arb(h.real) + arb(l.real) + arb(0, r), arb(h.imag) + arb(l.imag) + arb(0, r))
 
 
+def box_radii(hi: np.ndarray, lo: np.ndarray, rad: np.ndarray) -> np.ndarray:
+    """Upper bounds of the radii of the disks that hold the ``DDBalls`` boxes (what a kernel
+    file stores): each part's half-width is at most rad (1 + 2^-28) (the radius as an arb
+    magnitude) plus 2^-125 |hi|_1 (hi + lo at 128 bits), and the disk around a box is
+    sqrt(2) <= 1.4143 times its half-width.  The double-double route is accepted, and its
+    ``max_radius`` reported, on these."""
+    half = up(up(rad * (1 + 2.0 ** -28)) + up(2.0 ** -125 * up(np.abs(hi.real) + np.abs(hi.imag))))
+    return up(1.4143 * half)
+
+
 def _c_tilde(model, step, L, c_tilde) -> tuple[Any, str, float]:
     """C~ as supplied, or formed in balls at FLOAT64_SETUP_PREC: (C~, why not, seconds)."""
     t = time.perf_counter()
@@ -85,7 +96,7 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional) -> tuple[Any
         radii = res.value[1] if res.ok else None
     else:
         res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
-        radii = res.info["dd"][2] if res.ok else None
+        radii = box_radii(*res.info["dd"]) if res.ok else None
     if radii is None:
         return None, f"{res.status} ({res.info.get('reason', '')})", None
     worst = _worst(radii)
@@ -162,10 +173,9 @@ def float64_certificate(res, r: int, exact: bool) -> dict:
 def double_double_certificate(res, r: int, exact: bool) -> dict:
     """The certificate of an accepted double-double run: as ``float64_certificate``, with
     ``arithmetic`` the double-double one, ``precision_bits`` 106 and ``max_radius`` the
-    largest radius of the double-double disks."""
+    largest radius of the disks around its boxes (``box_radii``)."""
     cert = float64_certificate(res, r, exact)
-    rad = res.info["dd"][2]
-    cert.update(arithmetic=DD_ARITHMETIC, precision_bits=106, max_radius=float(np.max(rad)) if len(rad) else 0.0)
+    cert.update(arithmetic=DD_ARITHMETIC, precision_bits=106, max_radius=_worst(box_radii(*res.info["dd"])))
     return cert
 
 

@@ -77,8 +77,12 @@ def compare_with(path: Any, other: Any, *, key: str | None = None) -> CompareRep
     """Bound the error of ``other`` (a .npy/.npz path or an array of length L; a real array
     is compared as real) against the certified kernel in ``path``.  For every j,
     |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j], computed in ball
-    arithmetic from the exact stored midpoints and radii."""
+    arithmetic from the exact stored midpoints and radii.  A file whose digest does not
+    match its content is refused (ValueError)."""
     kf = load_kernel(path)
+    if not kf.digest_ok:
+        raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "
+                         "no certified bounds from it")
     o = np.asarray(_other_array(other, key))
     if o.ndim != 1:
         raise ValueError(f"the other kernel must be a vector, got shape {o.shape}")

@@ -35,6 +35,7 @@ from .constants import filter_constants
 from .counts import kernel_counts
 from .errors import CertificationError
 from .exact_mode import exact_mode_kernel
+from .io.kernel_file import inputs_digest
 from .float64_route import ARITHMETIC_CHOICES, DiskBalls, float64_certificate, float64_filter
 
 MODES = ("ball", "a-priori", "exact")
@@ -60,7 +61,8 @@ class CertifiedKernel:
     route ``arithmetic``; after a float64 attempt that failed, ``float64_route`` (why);
     in a-priori mode the circuit's entries (see ``apriori.APrioriResult``).  ``counts``
     is ``counts.kernel_counts``; ``problem`` holds N, r, L, M, eps, mode,
-    exact_inputs, c_tilde_supplied."""
+    exact_inputs, c_tilde_supplied, inputs_sha256 (``io.kernel_file.inputs_digest``:
+    ``save_kernel`` refuses other inputs)."""
 
     mid: np.ndarray
     rad: np.ndarray
@@ -136,7 +138,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     M = next_power_of_two(L)
     exact = routing.exact_inputs(model, step, c_tilde)
     problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": str(eps_q), "mode": mode,
-               "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None}
+               "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None,
+               "inputs_sha256": inputs_digest(model, step, c_tilde)}
     t0 = time.perf_counter()
 
     # routing decided exactly where the inputs allow (numbers, and balls of radius 0)
@@ -172,7 +175,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     with ctx.workprec(F.prec):  # per-root scalar work: skip the field's precision switches
         constants = filter_constants(F, res.info, model.r)
     certificate: dict = {"mode": mode, "routing": "exact" if exact else "ball", **constants,
-                         "cauchy": _route_record(res.info["cauchy"])}
+                         "cauchy": _route_record(res.info["cauchy"], run.sum_eps)}
     if why64 is not None:
         certificate["float64_route"] = f"tried first, not certified: {why64}"
     balls = res.value
@@ -195,12 +198,13 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
 
 
-def _route_record(info: dict) -> dict:
+def _route_record(info: dict, sum_eps: float | None) -> dict:
     """The Cauchy route of the certifying ball run; for the arcs, the expansion orders, the
-    admissibility ratio and the largest truncation bound added to the radii."""
+    admissibility ratio, the per-sum accuracy ``sum_eps`` (the counts' run uses it) and
+    the largest truncation bound added to the radii."""
     out = {"route": info["route"]}
     if info["route"] == "fast":
-        out.update(info["fast"])
+        out.update(info["fast"], sum_eps=sum_eps)
         bounds = [b for v in info["bound"].values() for b in v]
         out["max_truncation_bound"] = float(max(bounds)) if bounds else 0.0
     return out

@@ -16,6 +16,9 @@ without trusting any of its numbers but the problem:
 * a-priori only, ``u``: log2 K0 and u = 2^log2_u satisfy the theorem's inequalities
   for the stored T0, V0, D0, eps; ``circuit``: the re-traced filter has T0 gates, and
   its ball evaluation does not contradict V0 or D0;
+* ``problem``, ``max_radius``, ``counts``: the record's own entries (``record``): M, the
+  C~ and exact-input flags, the largest radius, and the counts measured again (or named
+  not verified, with the certificate's descriptive entries, in ``unverified``);
 * ``partition``, ``b``, ``w``, ``A_wt``, ``d``, ``s``: re-certified from a ball filter
   run at another precision: no stored bound is contradicted by the recomputed
   enclosures (the detail says when it is also proved by them).
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..io.kernel_file import KernelFile, load_kernel
@@ -32,6 +35,7 @@ from .checks import Checks
 from .claims import check_circuit, check_claims, check_kappa, check_u
 from .recertify import constant_checks
 from .recompute import POWERS_LIMIT, check_kernel
+from .record import check_counts, check_max_radius, check_problem, unverified_entries
 
 
 @dataclass
@@ -42,6 +46,9 @@ class AuditReport:
     ok: bool
     checks: list[tuple[str, bool, str]]
     prec: int = 0
+    #: (name, why) of the stored entries the audit does not re-verify (also the detail
+    #: of the check "not verified", which passes: it names them, it claims nothing)
+    unverified: list[tuple[str, str]] = field(default_factory=list)
 
     def failed(self) -> list[str]:
         return [name for name, passed, _ in self.checks if not passed]
@@ -96,9 +103,34 @@ def audit_kernel_file(path: Any, *, prec: int | None = None, powers_limit: int =
     checks.run("kernel", lambda: check_kernel(kf, p, powers_limit, run))
     checks.run("kappa", lambda: check_kappa(kf.certificate, kf.model.r))
     checks.items += constants.items
+    checks.run("problem", lambda: check_problem(kf))
+    checks.run("max_radius", lambda: check_max_radius(kf))
+    unverified = _record_checks(kf, run, checks)
+    if unverified:  # listed as a line of its own, so every output of the checks shows it
+        checks.add("not verified", True, "; ".join(f"{name}: {why}" for name, why in unverified))
     if kf.mode == "a-priori":
         part = list(run.info["exceptional"]) if run is not None else None
         checks.run("u", lambda: check_u(kf.certificate, kf.eps))
         checks.run("circuit", lambda: check_circuit(kf, p, part))
     ok = all(passed for _, passed, _ in checks.items)
-    return AuditReport(os.fspath(path), ok, checks.items, p)
+    return AuditReport(os.fspath(path), ok, checks.items, p, unverified)
+
+
+def _record_checks(kf: KernelFile, run: Any, checks: Checks) -> list[tuple[str, str]]:
+    """The counts check (added to ``checks`` when it can be made); returns the (name, why)
+    of what is not verified: the counts when they cannot be measured again, and the
+    certificate's descriptive entries."""
+    out = []
+    part = list(run.info["exceptional"]) if run is not None else None
+    try:
+        passed, detail = check_counts(kf, part)
+    except (ValueError, KeyError, TypeError, ArithmeticError) as e:
+        passed, detail = False, f"cannot be checked: {type(e).__name__}: {e}"
+    if passed is None:
+        out.append(("counts", detail))
+    else:
+        checks.add("counts", passed, detail)
+    rest = unverified_entries(kf)
+    if rest:
+        out.append(("certificate", "a description of the run: " + ", ".join(rest)))
+    return out

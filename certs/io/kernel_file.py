@@ -201,6 +201,19 @@ def _npz_bytes(mid: np.ndarray, rad: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def inputs_digest(model: DPLR, step: Any, c_tilde: Any = None) -> str:
+    """SHA-256 of the problem's numbers (step, model, C~) encoded as a kernel file stores
+    them: ``certify_kernel`` records it, ``save_kernel`` compares it."""
+    enc = encode_number
+    if c_tilde is not None:
+        c_tilde = np.asarray(c_tilde).tolist() if isinstance(c_tilde, np.ndarray) else list(c_tilde)
+    data = {"step": enc(step, "step"),
+            "model": {key: [[enc(x, key) for x in row] if key in ("P", "Q") else enc(row, key)
+                            for row in getattr(model, key)] for key in _MODEL_KEYS},
+            "c_tilde": None if c_tilde is None else [enc(x, "c_tilde") for x in c_tilde]}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
 def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = None,
                 npz: str | None = None) -> dict:
     """Write the kernel file (and, with ``npz``, the ``mid``/``rad`` arrays) atomically;
@@ -217,6 +230,10 @@ def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = No
     >>> load_kernel(path).digest_ok
     True
     """
+    want = getattr(ck, "problem", {}).get("inputs_sha256")
+    if want is not None and want != inputs_digest(model, step, c_tilde):
+        raise ValueError("the certified kernel was computed for another model, step or c_tilde "
+                         "(its inputs' digest differs): save it with the ones it was certified for")
     doc = kernel_document(ck, model, step, c_tilde)
     text = dumps_document(doc)
     items = [(os.fspath(path), text.encode("ascii"))]

@@ -154,6 +154,7 @@ def test_kernel_on_the_boundary_of_its_disk(files_by_mode, tmp_path, slack, verd
         d["kernel"]["re"] = [str(a + delta) for a, _ in exact]
         d["kernel"]["im"] = [str(b) for _, b in exact]
         d["kernel"]["rad"] = [str(delta + slack)] * 8
+        d["certificate"]["max_radius"] = float(delta + slack)
     rep = _tamper(files_by_mode["ball"], tmp_path / "t.json", edit, redigest=True)
     detail = dict((n, d) for n, _, d in rep.checks)["kernel"]
     if verdict == "passes":
@@ -256,11 +257,15 @@ def test_compare_bounds_use_the_radii(tmp_path):
     doc = json.loads(path.read_text())
     edit(doc)
     path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="digest"):  # altered, digest stale: refused
+        compare_with(path, other)
+    doc["sha256"] = file_digest(doc)
+    path.write_text(json.dumps(doc))
     rep = compare_with(path, other)
     e2, k2 = _error_facts(exact, other)
     assert e2 > 0 and rep.abs_error == 0.0
     assert _inside(*rep.abs_error_bounds, e2) and _inside(*rep.rel_error_bounds, e2, k2)
-    assert not rep.digest_ok and "digest" in rep.summary()
+    assert rep.digest_ok
 
 
 def test_compare_complex_kernel_from_npz(tmp_path):

@@ -235,6 +235,8 @@ def test_parser_reads_the_forms_the_proofs_use():
     assert check_file_ref("proofs/spec.md") is None
     assert check_test("tests/test_proofs.py", ("test_no_such_test",)) == "no test 'test_no_such_test'"
     assert check_test("tests/test_proofs.py", ("test_parser_reads_the_forms_the_proofs_use",)) is None
+    assert SPEC_FILES.search("(spec: theory.md, LSTM)") and SPEC_FILES.search("see ../shared/x")
+    assert not SPEC_FILES.search("(proofs/spec.md §S9)")
     assert check_dotted("algorithms.no_such_module") == "no 'no_such_module' in algorithms/__init__.py"
     assert check_dotted("s4cert.arith.ball.BallField") is None
     assert check_dotted("arith.ball.BallField.no_such_method") == "no 'no_such_method' in arith/ball.py"
@@ -317,4 +319,20 @@ def test_citations_of_the_proofs_resolve():
                      if not (PROOFS / name).is_file()}
         problems |= {f"{where}: §S{n}" for n in re.findall(r"§S(\d+)", text) if n not in statements}
     assert not problems, "citations of missing proofs or statements:\n" + "\n".join(sorted(problems))
+
+
+#: the specification's own files, which are not in the repository (proofs/spec.md states them)
+SPEC_FILES = re.compile(r"\b(?:theory\.md|examples\.md|design\.md|s4_checkpoints\.md|lmu_reference\.py)\b"
+                        r"|\.\./shared\b|/work/shared\b")
+
+
+def test_nothing_cites_the_specification_files():
+    """Code, tests, benchmarks, the README and the proofs cite proofs/spec.md instead."""
+    here = Path(__file__).resolve()
+    problems = sorted(
+        f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}"
+        for path in citing_files() if path.resolve() != here
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if SPEC_FILES.search(line))
+    assert not problems, "cite proofs/spec.md §S<n> instead:\n" + "\n".join(problems)
 

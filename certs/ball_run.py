@@ -79,9 +79,9 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
     filter's own status."""
     M = next_power_of_two(L)
     prec = 64 + log2_ceil_inv(eps)
-    eps_f = float(eps)
+    eps_f = float(eps) if eps < 2 ** 1000 else math.inf  # eps may lie above the float range
     log2_eps = math.log2(eps.numerator) - math.log2(eps.denominator)
-    sum_eps = max(min(1e-3, 2.0 ** (log2_eps - 10)), SUM_EPS_FLOOR)
+    sum_eps = max(min(1e-3, 2.0 ** (min(log2_eps, 0) - 10)), SUM_EPS_FLOOR)
     in_bits = None if exact else routing.input_bits(model, step, c_tilde)
     if prec > max_prec:
         return BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "

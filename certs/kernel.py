@@ -193,9 +193,19 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         mid, rad = ap.mid, ap.rad
         balls, exact_values = ap.balls, ap.values
         certificate.update(ap.certificate)
+    _check_float_range(mid)
     counts = kernel_counts(model, step, L, exceptional, counts, route, run.sum_eps)
     _finish(certificate, t0, c_tilde, M, run.c_tilde_seconds)
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
+
+
+def _check_float_range(mid: np.ndarray) -> None:
+    """CertificationError when some |K_j| lies beyond the float range: the float64
+    midpoints and radii would read inf, which encloses nothing."""
+    bad = np.flatnonzero(~np.isfinite(mid))
+    if len(bad):
+        raise CertificationError(f"kernel-overflow: K[{bad[0]}] (and {len(bad) - 1} more) exceeds the float range "
+                                 "(about 1.8e308), which the float64 midpoints cannot hold; scale B or C down")
 
 
 def _route_record(info: dict, sum_eps: float | None) -> dict:

@@ -26,7 +26,7 @@ from flint import ctx
 
 from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.dplr import DPLR, check_length, read_step
-from ..arith import Float64Field, exact_parts
+from ..arith import Float64Field, exact_parts, fpenv
 
 from . import ball_run, routing
 from .apriori import apriori_kernel
@@ -58,7 +58,8 @@ class CertifiedKernel:
     ``kappa``, ``partition``, ``r``: see ``constants``), ``cauchy`` (the route and, for
     the arcs, their parameters and ``max_truncation_bound``), ``precision_bits``,
     ``max_radius``, ``seconds``; with C~ formed here, ``c_tilde`` (how); on the float64
-    route ``arithmetic``; after a float64 attempt that failed, ``float64_route`` (why);
+    route ``arithmetic``; after a float64 attempt that failed or was not made,
+    ``float64_route`` (why: its radius, or the environment ``arith.fpenv`` found unfit);
     in a-priori mode the circuit's entries (see ``apriori.APrioriResult``).  ``counts``
     is ``counts.kernel_counts``; ``problem`` holds N, r, L, M, eps, mode,
     exact_inputs, c_tilde_supplied, inputs_sha256 (``io.kernel_file.inputs_digest``:
@@ -154,7 +155,13 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     if mode == "exact" and not exact:
         raise ValueError("mode 'exact' needs exact inputs (ints, floats, rationals); the model holds balls")
 
-    if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct"):
+    env = fpenv.probe()  # the float64 routes' proofs assume round-to-nearest with subnormals
+    if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct") and not env.ok:
+        if arithmetic == "float64":
+            raise CertificationError(f"not certified on float64 disks: the floating-point environment "
+                                     f"breaks the route's assumptions: {env.reason}")
+        why64 = f"not used: the floating-point environment breaks its assumptions ({env.reason})"
+    elif mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct"):
         res64, why, t_ct = float64_filter(model, step, L, eps_q, c_tilde, exceptional, progress)
         if res64 is not None:
             certificate = float64_certificate(res64, model.r, exact)
@@ -164,10 +171,15 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=DiskBalls(mid, rad))
         if arithmetic == "float64":
             raise CertificationError(f"not certified on float64 disks: {why}")
-        why64 = why
+        why64 = f"tried first, not certified: {why}"
     else:
         why64 = None
-    run = ball_run.ball_filter(model, step, L, eps_q, c_tilde, exceptional, exact, max_prec, progress, route)
+    try:
+        run = ball_run.ball_filter(model, step, L, eps_q, c_tilde, exceptional, exact, max_prec, progress, route)
+    except ValueError as e:  # the input was checked above: an error here is the environment's
+        if env.ok:
+            raise
+        raise CertificationError(f"floating-point environment: {env.reason}; the ball run failed: {e}") from None
     if run.status != "ok":
         raise CertificationError(f"{run.status}: {run.reason}")
     F, res = run.F, run.result
@@ -177,7 +189,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     certificate: dict = {"mode": mode, "routing": "exact" if exact else "ball", **constants,
                          "cauchy": _route_record(res.info["cauchy"], run.sum_eps)}
     if why64 is not None:
-        certificate["float64_route"] = f"tried first, not certified: {why64}"
+        certificate["float64_route"] = why64
     balls = res.value
     exact_values = None
 

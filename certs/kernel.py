@@ -140,7 +140,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     exact = routing.exact_inputs(model, step, c_tilde)
     problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": str(eps_q), "mode": mode,
                "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None,
-               "inputs_sha256": inputs_digest(model, step, c_tilde)}
+               "inputs_sha256": _inputs_sha256(model, step, c_tilde)}
     t0 = time.perf_counter()
 
     # routing decided exactly where the inputs allow (numbers, and balls of radius 0)
@@ -154,6 +154,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             raise CertificationError(f"resonant-diagonal: pole mu_{hit[0]} lies on the root grid (decided exactly)")
     if mode == "exact" and not exact:
         raise ValueError("mode 'exact' needs exact inputs (ints, floats, rationals); the model holds balls")
+    if c_tilde is not None and (why_g := routing.g_not_invertible(model, step, exact)):
+        raise CertificationError(why_g)  # without C~ the run forms Abar, which decides G itself
 
     env = fpenv.probe()  # the float64 routes' proofs assume round-to-nearest with subnormals
     if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct") and not env.ok:
@@ -209,6 +211,15 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     counts = kernel_counts(model, step, L, exceptional, counts, route, run.sum_eps)
     _finish(certificate, t0, c_tilde, M, run.c_tilde_seconds)
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
+
+
+def _inputs_sha256(model: DPLR, step: Any, c_tilde: Any) -> str | None:
+    """``inputs_digest`` of the problem; None when it cannot be stored (a ball that is not
+    finite), which ``save_kernel`` refuses anyway."""
+    try:
+        return inputs_digest(model, step, c_tilde)
+    except ValueError:
+        return None
 
 
 def _check_float_range(mid: np.ndarray) -> None:

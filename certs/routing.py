@@ -7,6 +7,7 @@ decisions can be taken in exact arithmetic instead of with balls:
 * pole/grid collisions: mu_j = (a - lambda_j)/(a + lambda_j) is a Gaussian rational, and
   the only Gaussian-rational roots of unity are 1, -1, i, -i; so mu_j lies on the grid of
   M points exactly when it is 1, or -1 (M >= 2), or +-i (M >= 4);
+* a singular G = I - (step/2) A (``g_not_invertible``: the structured solver, exactly);
 * a singular correction W(z_k) at one root, by the filter's correction in exact
   arithmetic in Q(zeta_m), m the order of z_k (used only where balls could not decide).
 """
@@ -21,7 +22,8 @@ from flint import acb, arb, ctx, fmpq
 from ..algorithms.s4.correction import is_singular
 from ..algorithms.s4.dplr import DPLR
 from ..algorithms.s4.filter import correction_at
-from ..arith import ExactField, Truth, exact_parts
+from ..algorithms.s4.solver import structured_solver
+from ..arith import BallField, ExactField, Truth, exact_parts
 
 from .io.numbers import arb_point
 
@@ -117,3 +119,17 @@ def correction_singular_at(model: DPLR, step: Any, M: int, k: int) -> bool:
     if not W.ok:
         raise ArithmeticError(f"the exact correction at z_{k} returned {W.status}")
     return is_singular(E, W.value) is Truth.TRUE
+
+
+def g_not_invertible(model: DPLR, step: Any, exact: bool) -> str:
+    """Why G = I - (step/2) A is not known invertible ("" when it is): decided exactly by
+    the structured (Woodbury/bordered) solver for exact inputs (O(N r^2) operations), in
+    balls a little past the inputs' accuracy otherwise.  With a supplied C~ nothing else
+    forms Abar, so a singular G (no kernel) must be caught here."""
+    if exact:
+        res = structured_solver(ExactField(4), model, step)[0]
+        return "" if res.ok else f"{res.status}: G = I - (step/2) A is singular (decided exactly): no kernel exists"
+    bits = input_bits(model, step)
+    res = structured_solver(BallField(max(128, (bits or 0) + 64)), model, step)[0]
+    return "" if res.ok else (f"undecided: G = I - (step/2) A is not certified invertible from the ball inputs "
+                              f"({res.status}); give them more precisely")

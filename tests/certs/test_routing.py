@@ -343,3 +343,23 @@ def test_precision_limit_is_refused_in_the_loop():
     # the same width is certified once eps allows it
     ck = certify_kernel(DPLR([-1, -2], [1, 1], [wide, 1], [1, -1]), 0.5, 4, 1e-6, counts=False)
     assert ck.certificate["max_radius"] <= 1e-6
+
+
+# -- a singular G with C~ supplied (no kernel exists) -------------------------------------
+
+SINGULAR_G = DPLR([4.0, -2.0], [0.0, 0.0], [1, 1], [1, -1])  # lambda_0 = 2/step, P = 0
+
+
+@pytest.mark.parametrize("c_tilde", [[1, 1], None])
+def test_singular_g_is_refused_with_or_without_c_tilde(c_tilde):
+    with pytest.raises(CertificationError, match="singular-bilinear-matrix"):
+        certify_kernel(SINGULAR_G, 0.5, 8, 1e-10, c_tilde=c_tilde)
+
+
+def test_g_decided_for_ball_inputs_with_c_tilde():
+    from s4cert.algorithms.models.hippo_dplr import dplr as hippo_dplr
+    model = hippo_dplr("legs", 4)
+    ck = certify_kernel(model, 0.25, 16, 1e-10, c_tilde=[1, 2, 3, 4])
+    assert ck.status == "ok"
+    assert routing.g_not_invertible(SINGULAR_G, 0.5, True).startswith("singular-bilinear-matrix")
+    assert routing.g_not_invertible(model, 0.25, False) == ""

@@ -3,6 +3,7 @@ without matplotlib, exit 2 naming the extra."""
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -49,7 +50,8 @@ def test_without_matplotlib_exit_2_naming_the_extra(kernel_files, tmp_path):
     shim = tmp_path / "shim" / "matplotlib"
     shim.mkdir(parents=True)
     (shim / "__init__.py").write_text("raise ImportError('matplotlib hidden by the test')\n")
-    p = s4cert("plot", str(out), "-o", str(tmp_path / "k.png"), env={"PYTHONPATH": str(tmp_path / "shim")})
+    p = s4cert("plot", str(out), "-o", str(tmp_path / "k.png"), env={"PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "shim")] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])})
     line = one_line_error(p)
     assert 's4cert[plot]' in line and "matplotlib" in line and not (tmp_path / "k.png").exists()
 

@@ -253,17 +253,20 @@ def _float_up(q: Fraction) -> float:
     return math.nextafter(f, math.inf) if Fraction(f) < q else f
 
 
-def _print_kernel(args, ck, model, step, L, doc: dict, elapsed: float) -> None:
+def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> None:
     """The human summary: status, the file's radius beside eps, the first values."""
     cert = ck.certificate
     prec = cert.get("precision_bits")
     rad = [parse_rational(r, "rad") for r in doc["kernel"]["rad"]]
     print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
-    print(f"max radius {_float_up(max(rad)):.3e} <= eps {args.eps} (the kernel file's disks: K_j lies within "
-          f"rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
+    print(f"max radius {_float_up(max(rad)):.3e} <= eps {args.eps} (the certified disks, as --out stores "
+          f"them: K_j lies within rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
           + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
     if args.npz:
-        print(f"the .npz float64 midpoints: max radius {float(ck.rad.max()):.3e}")
+        r64 = float(ck.rad.max())
+        print(f"the .npz float64 midpoints: max radius {r64:.3e}"
+              + (" (above eps: rounding the midpoints to float64; the kernel file keeps them exactly)"
+                 if Fraction(r64) > Fraction(eps) else ""))
     print(f"constants: b={cert['b']:.4g} w={cert['w']:.4g} s={cert['s']:.4g} d={cert['d']:.4g} "
           f"kappa={cert['kappa']:.4g} partition={cert['partition']}")
     if args.mode == "a-priori":
@@ -312,7 +315,7 @@ def cmd_kernel(args) -> int:
     if args.json:
         sys.stdout.write(dumps_document(doc))
         return 0
-    _print_kernel(args, ck, model, step, L, doc, elapsed)
+    _print_kernel(args, ck, model, step, L, eps, doc, elapsed)
     if args.out or args.npz:
         print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
     return 0

@@ -103,7 +103,8 @@ def _read_npz(path: str) -> dict:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
-        raise ValueError(f"{path}: not a readable .npz file ({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})") from None
+        why = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        raise ValueError(f"{path}: not a readable .npz file ({why})") from None
 
 
 def _array_entries(a: np.ndarray, what: str, shapes: tuple) -> Any:

@@ -9,6 +9,7 @@ import time
 from fractions import Fraction
 from importlib.metadata import version
 
+import numpy as np
 import pytest
 
 from s4cert.certs.cli import build_parser
@@ -71,7 +72,6 @@ def test_json_output(tmp_path):
     assert doc["format"] == "s4cert.kernel/1" and doc == json.loads(out.read_text())
     p = s4cert("audit", str(out), "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["ok"] is True
-    import numpy as np
     np.save(tmp_path / "o.npy", np.zeros(8))
     p = s4cert("compare", str(out), str(tmp_path / "o.npy"), "--json")
     r = json.loads(p.stdout)

@@ -76,13 +76,16 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
     status is "ok" (``result``: the filter's Result with ``keep_blocks``), or the reason
     it stopped: "precision-limit", "undecided" (ball inputs too wide to decide),
     "singular-bilinear-matrix" / "resonant-correction" (decided exactly), or the
-    filter's own status."""
+    filter's own status.  The fast route escalates to direct Cauchy sums (the Result's
+    ``info["cauchy"]["route"]`` says which certified) after an undecided correction, or
+    when its per-sum accuracy is at SUM_EPS_FLOOR and a pass gains under 16 bits."""
     M = next_power_of_two(L)
     prec = 64 + log2_ceil_inv(eps)
     eps_f = float(eps) if eps < 2 ** 1000 else math.inf  # eps may lie above the float range
     log2_eps = math.log2(eps.numerator) - math.log2(eps.denominator)
     sum_eps = max(min(1e-3, 2.0 ** (min(log2_eps, 0) - 10)), SUM_EPS_FLOOR)
     in_bits = None if exact else routing.input_bits(model, step, c_tilde)
+    prev_log2_radius = math.inf
     if prec > max_prec:
         return BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
                         f"above the limit of {max_prec}; raise the precision limit")
@@ -118,8 +121,16 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
             if math.isfinite(log2_radius):  # radii scale like 2^-prec (and sum_eps): aim past eps
                 gain = math.ceil(log2_radius - log2_eps) + 32
                 next_prec = max(prec + 32, prec + gain)
+                if route == "fast" and sum_eps <= SUM_EPS_FLOOR and log2_radius > prev_log2_radius - 16:
+                    route = "direct"  # the arcs' accuracy floor holds the radii up: direct sums
                 sum_eps = max(sum_eps * 2.0 ** -gain, 2.0 ** -min(next_prec - 16, 1000), SUM_EPS_FLOOR)
+                prev_log2_radius = log2_radius
         elif res.status == "undecided":
+            if route == "fast" and res.info.get("stage") == "correction":
+                # the arcs' truncation bounds can hide a nearly singular W(z_k) at any precision
+                # (and the exact check is slow): direct sums first, at the same precision
+                route = "direct"
+                continue
             if res.info.get("stage") == "correction" and exact:
                 k = res.info["root"]
                 if routing.correction_singular_at(model, step, M, k):

@@ -208,7 +208,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         balls, exact_values = ap.balls, ap.values
         certificate.update(ap.certificate)
     _check_float_range(mid)
-    counts = kernel_counts(model, step, L, exceptional, counts, route, run.sum_eps)
+    ran = res.info["cauchy"]["route"]  # the run may have escalated from the arcs to direct sums
+    counts = kernel_counts(model, step, L, exceptional, counts, ran, run.sum_eps if ran == "fast" else None)
     _finish(certificate, t0, c_tilde, M, run.c_tilde_seconds)
     return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
 

@@ -31,16 +31,14 @@ Q2 = tuple[Fraction, Fraction]
 
 
 def _parts(x: Any) -> Q2 | None:
-    """Exact parts of a number, or of a ball of radius 0; None for a proper ball."""
+    """Exact parts of a number, or of a ball of radius 0; None for a proper ball;
+    ValueError for anything else (not a number)."""
     if isinstance(x, (arb, acb)):
         z = acb(x)
         if z.is_exact():
             return arb_point(z.real.mid()), arb_point(z.imag.mid())
         return None
-    try:
-        return exact_parts(x)
-    except ValueError:
-        return None
+    return exact_parts(x)
 
 
 def _entries(model: DPLR, step: Any, c_tilde: Any) -> list:

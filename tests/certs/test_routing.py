@@ -13,7 +13,7 @@ import s4cert.certs.routing as routing
 from s4cert.algorithms.dft import next_power_of_two
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.linalg import lu
-from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.algorithms.s4.filter import correction_at, filter_kernel
 from s4cert.arith import BallField, ExactField, Truth
 from s4cert.certs.exact_mode import exact_field_for
 from s4cert.certs.errors import CertificationError
@@ -363,3 +363,30 @@ def test_g_decided_for_ball_inputs_with_c_tilde():
     assert ck.status == "ok"
     assert routing.g_not_invertible(SINGULAR_G, 0.5, True).startswith("singular-bilinear-matrix")
     assert routing.g_not_invertible(model, 0.25, False) == ""
+
+
+# -- escalation from the arcs to direct Cauchy sums ----------------------------------------
+
+def _nearly_singular_correction(d: int) -> DPLR:
+    """N = 8 (the arcs under cauchy="auto"), P scaled exactly so that W(z_0) = W(1) = 2^-d:
+    nonsingular, but far below the arcs' per-sum accuracy."""
+    N, E = 8, ExactField(4)
+    lam = [Fraction(-1 - j, 2) for j in range(N)]
+    P, Q = [Fraction(1, j + 2) for j in range(N)], [[Fraction(1)]] * N
+
+    def w(p):
+        m = DPLR(lam, [[x] for x in p], [1] * N, [1] * N, Q=Q)
+        return E.to_fractions(correction_at(E, m, Fraction(1, 2), E.one()).value[0][0])[0]
+    t = -(1 - Fraction(1, 2 ** d)) / (w(P) - 1)  # W is affine in P (Q fixed)
+    model = DPLR(lam, [[t * x] for x in P], [1] * N, [1] * N, Q=Q)
+    assert w([t * x for x in P]) == Fraction(1, 2 ** d)
+    return model
+
+
+def test_nearly_singular_correction_escalates_to_direct_sums():
+    """The arcs stayed undecided up to the precision limit (the per-sum accuracy did not
+    tighten); the direct sums decide W(z_0) != 0 at a few hundred bits."""
+    ck = certify_kernel(_nearly_singular_correction(200), Fraction(1, 2), 64, 1e-10, arithmetic="ball",
+                        counts=True)
+    assert ck.status == "ok" and ck.certificate["cauchy"]["route"] == "direct"
+    assert ck.counts["route"] == "direct" and ck.certificate["precision_bits"] <= 1024

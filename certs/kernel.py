@@ -2,7 +2,7 @@
 
 ``mode="ball"`` (a posteriori): the filter in ball arithmetic, the precision doubling
 until every routing decision is made and every radius is at most eps (``ball_run``);
-first, where it applies, on float64 disks (``float64_route``).  Routing is decided
+first, where it applies, on float64 disks, then double-double disks (``float64_route``).  Routing is decided
 exactly whenever the inputs are exact (floats and rationals are).
 
 ``mode="a-priori"``: the filter traced into a rational circuit; its certificate
@@ -36,7 +36,7 @@ from .counts import kernel_counts
 from .errors import CertificationError
 from .exact_mode import exact_mode_kernel
 from .io.kernel_file import inputs_digest
-from .float64_route import ARITHMETIC_CHOICES, DiskBalls, float64_certificate, float64_filter
+from .float64_route import ARITHMETIC_CHOICES, certificate_of, disk_kernel, disk_routes
 
 MODES = ("ball", "a-priori", "exact")
 DEFAULT_MAX_PREC = 1 << 16
@@ -104,7 +104,10 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     the arcs from there on: measured faster, and the tree's precision grows with N).
     ``arithmetic`` (ball mode): ``"float64"`` runs the filter on float64 disks
     (``algorithms.s4_midrad``: direct Cauchy sums, numpy, rigorous rounding bounds) and
-    fails if their radius exceeds eps; ``"ball"`` runs it in ball arithmetic with the
+    fails if their radius exceeds eps; ``"double-double"`` likewise on double-double disks
+    (``algorithms.s4.midrad_dd``, radii down to about 1e-27 max|K|, then "auto" tries it
+    after float64 unless eps is far below its reach, and the certificate's ``arithmetic``
+    names the disk route that certified); ``"ball"`` runs it in ball arithmetic with the
     precision raised until the radii reach eps; ``"auto"`` tries float64 first (when
     the Cauchy route is "auto" or "direct") and falls back to balls.
     Raises ValueError for bad input and CertificationError when the certificate cannot
@@ -132,8 +135,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     progress = progress or (lambda msg: None)
     if arithmetic not in ARITHMETIC_CHOICES:
         raise ValueError(f"arithmetic must be one of {', '.join(ARITHMETIC_CHOICES)}; got {arithmetic!r}")
-    if arithmetic == "float64" and (mode != "ball" or cauchy not in ("auto", "direct")):
-        raise ValueError("arithmetic 'float64' is a ball-mode route with direct Cauchy sums "
+    if arithmetic in ("float64", "double-double") and (mode != "ball" or cauchy not in ("auto", "direct")):
+        raise ValueError(f"arithmetic {arithmetic!r} is a ball-mode route with direct Cauchy sums "
                          "(mode='ball', cauchy='auto' or 'direct')")
     route = choose_route(cauchy, model.N)
     M = next_power_of_two(L)
@@ -159,21 +162,23 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
 
     env = fpenv.probe()  # the float64 routes' proofs assume round-to-nearest with subnormals
     if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct") and not env.ok:
-        if arithmetic == "float64":
-            raise CertificationError(f"not certified on float64 disks: the floating-point environment "
+        if arithmetic != "auto":
+            raise CertificationError(f"not certified on {arithmetic} disks: the floating-point environment "
                                      f"breaks the route's assumptions: {env.reason}")
         why64 = f"not used: the floating-point environment breaks its assumptions ({env.reason})"
     elif mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct"):
-        res64, why, t_ct = float64_filter(model, step, L, eps_q, c_tilde, exceptional, progress)
-        if res64 is not None:
-            certificate = float64_certificate(res64, model.r, exact)
-            mid, rad = res64.value
-            cnt = kernel_counts(model, step, L, res64.info["exceptional"], counts, "direct", None)
+        res_d, t_ct, tried = disk_routes(arithmetic, model, step, L, eps_q, c_tilde, exceptional, progress)
+        if res_d is not None:
+            certificate = certificate_of(res_d, model.r, exact)
+            if tried:
+                certificate["float64_route"] = "tried first, not certified: " + "; ".join(tried)
+            mid, rad, disk_balls = disk_kernel(res_d)
+            cnt = kernel_counts(model, step, L, res_d.info["exceptional"], counts, "direct", None)
             _finish(certificate, t0, c_tilde, M, t_ct)
-            return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=DiskBalls(mid, rad))
-        if arithmetic == "float64":
-            raise CertificationError(f"not certified on float64 disks: {why}")
-        why64 = f"tried first, not certified: {why}"
+            return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=disk_balls)
+        if arithmetic != "auto":
+            raise CertificationError(f"not certified on {arithmetic} disks: {'; '.join(tried)}")
+        why64 = "tried first, not certified: " + "; ".join(tried)
     else:
         why64 = None
     try:
@@ -200,7 +205,11 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
         certificate.update(precision_bits=run.prec, max_radius=max(F.radius(b) for b in balls))
     elif mode == "exact":
         progress("exact filter")
-        exact_values, mid, rad = exact_mode_kernel(model, step, L, c_tilde, exceptional, balls, run.prec)
+        try:
+            exact_values, mid, rad = exact_mode_kernel(model, step, L, c_tilde, exceptional, balls, run.prec)
+        except OverflowError:  # an exact value beyond the float range: its float64 midpoint
+            raise CertificationError("kernel-overflow: an exact K_j exceeds the float range (about 1.8e308), "
+                                     "which the float64 midpoints cannot hold; scale B or C down") from None
         certificate.update(precision_bits=None, max_radius=0.0)
     else:
         ap = apriori_kernel(model, step, L, eps_q, c_tilde, exceptional, balls, F, apriori_limit, force, progress)

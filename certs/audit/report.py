@@ -7,8 +7,8 @@ without trusting any of its numbers but the problem:
 * ``status`` and ``claims``: status ok; the radii are what the mode claims (<= eps in
   ball mode, 0 in exact mode, eps for stored rounded circuit outputs);
 * ``kernel``: the kernel recomputed by another route -- dense powers of Abar (with C
-  solved from a supplied C~) when N^2 L is small, else the filter with direct Cauchy
-  sums and C~ by the method "structured-squaring" of ``algorithms.s4.c_tilde`` (the
+  solved from a supplied C~) when N^2 L is small and the inputs are exact, else the
+  filter with direct Cauchy sums and C~ by the method "structured-squaring" of ``algorithms.s4.c_tilde`` (the
   certifier uses "dense-squaring": see ``recompute.C_TILDE_METHOD``) -- in ball
   arithmetic at a higher precision (exactly, in exact mode), and every stored disk
   certainly contains it;

@@ -45,3 +45,9 @@ def test_kernel_beyond_the_float_range_is_refused():
     """|K_j| > 1.8e308: float64 midpoints would read inf (no status ok with inf disks)."""
     with pytest.raises(CertificationError, match="kernel-overflow"):
         certify_kernel(DPLR([3.9, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 512, 1e-10)
+
+
+def test_exact_kernel_beyond_the_float_range_is_refused():
+    """|Abar| = 7999: K_95 is about 1e370 (an OverflowError from its float midpoint before)."""
+    with pytest.raises(CertificationError, match="kernel-overflow"):
+        certify_kernel(DPLR([Fraction(3999, 1000)], [0], [1], [1]), 0.5, 96, 1e-10, mode="exact", counts=False)

@@ -149,7 +149,7 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
     k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
                    help="Cauchy route of the certifying ball run (default auto)")
-    k.add_argument("--arithmetic", choices=["auto", "ball", "float64"], default="auto",
+    k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double"], default="auto",
                    help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
                         "float64 first with balls as the fallback (default auto)")
     _json_flag(k)

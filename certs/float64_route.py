@@ -105,19 +105,6 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional) -> tuple[Any
     return res, "", worst
 
 
-def float64_filter(model, step, L, eps: Fraction, c_tilde, exceptional,
-                   progress: Callable[[str], None]) -> tuple[Any, str, float]:
-    """The filter on float64 disks: (result, "", seconds spent forming C~) when every
-    radius is <= eps, else (None, why, 0).  The result's ``info`` is that of
-    ``filter_kernel_midrad`` (M, exceptional, poles, cauchy, b, w, d, A_wt)."""
-    progress("filter on float64 disks")
-    ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
-    if ct is None:
-        return None, why, 0.0
-    res, why, _ = _run("float64", model, step, L, eps, ct, exceptional)
-    return (res, "", t_ct) if res is not None else (None, why, 0.0)
-
-
 #: the disk routes, in the order "auto" tries them
 DISK_ROUTES = ("float64", "double-double")
 

@@ -1,0 +1,72 @@
+"""certify_kernel's disk routes (certs/float64_route.py): "auto" tries float64 disks, then
+double-double disks, then balls, and the certificate records which certified
+(proofs/double_double_filter.md, the acceptance rule)."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx
+
+from s4cert import certify_kernel
+from s4cert.algorithms.models.hippo_float64 import dplr_float64
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField
+from s4cert.certs.errors import CertificationError
+
+REF = BallField(400)
+DD = "double-double midpoint-radius"
+
+
+def _contains(ball: acb, b: acb) -> bool:
+    with ctx.workprec(600):
+        return bool(ball.contains(b))
+
+
+def test_auto_takes_float64_then_double_double_then_balls():
+    m = dplr_float64("legs", 8)
+    ref = filter_kernel(REF, m, 0.05, 32, c_tilde=m.C, cauchy="direct").value
+    k64 = certify_kernel(m, 0.05, 32, 1e-10, c_tilde=m.C)
+    assert k64.certificate["arithmetic"] == "float64 midpoint-radius"
+    kdd = certify_kernel(m, 0.05, 32, 1e-24, c_tilde=m.C)
+    c = kdd.certificate
+    assert c["arithmetic"] == DD and c["precision_bits"] == 106 and "float64_route" in c
+    assert Fraction(c["max_radius"]) <= Fraction(1e-24)
+    for j in range(32):
+        assert _contains(kdd.balls[j], ref[j])
+        assert kdd.balls[j].rad() <= arb(2e-24)
+        with ctx.workprec(600):
+            assert abs(ref[j] - acb(kdd.mid[j].real, kdd.mid[j].imag)).upper() <= arb(float(kdd.rad[j]))
+    kb = certify_kernel(m, 0.05, 32, 1e-40, c_tilde=m.C)
+    assert "arithmetic" not in kb.certificate and kb.certificate["precision_bits"] > 106
+    assert "double-double: skipped" in kb.certificate["float64_route"]
+    assert all(_contains(kb.balls[j], ref[j]) for j in range(32))
+
+
+def test_double_double_on_request():
+    m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
+    k = certify_kernel(m, 0.5, 8, 1e-10, arithmetic="double-double")
+    assert k.certificate["arithmetic"] == DD and "float64_route" not in k.certificate
+    with pytest.raises(CertificationError, match="double-double disks"):
+        certify_kernel(m, 0.5, 8, 1e-40, arithmetic="double-double")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.5, 8, 1e-10, arithmetic="double-double", mode="a-priori")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.5, 8, 1e-10, arithmetic="double-double", cauchy="tree")
+    # the same kernel as the ball arithmetic
+    b = certify_kernel(m, 0.5, 8, 1e-20, arithmetic="ball")
+    assert np.all(np.abs(k.mid - b.mid) <= k.rad + b.rad)
+
+
+def test_double_double_kernel_file_is_audited(tmp_path):
+    from s4cert.certs.audit.report import audit_kernel_file
+    from s4cert.certs.io.kernel_file import load_kernel, save_kernel
+    m = dplr_float64("legs", 8)
+    ck = certify_kernel(m, 0.05, 40, 1e-24, c_tilde=m.C)
+    assert ck.certificate["arithmetic"] == DD
+    path = tmp_path / "k.json"
+    save_kernel(path, ck, m, 0.05, c_tilde=m.C)
+    kf = load_kernel(path)
+    assert kf.digest_ok
+    report = audit_kernel_file(path)
+    assert report.ok, report

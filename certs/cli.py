@@ -25,6 +25,7 @@ import sys
 import time
 import zipfile
 import zlib
+from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -149,6 +150,7 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
     k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
                    help="Cauchy route of the certifying ball run (default auto)")
+    k.add_argument("--exact-route", choices=["auto", "powers", "filter"], default="auto", help="exact mode: powers of Abar on integer matrices (auto) or the filter over Q(zeta)")
     k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double"], default="auto",
                    help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
                         "float64 first with balls as the fallback (default auto)")
@@ -247,10 +249,15 @@ def _model_and_defaults(args, eps) -> tuple[Any, Any, Any, Any]:
     return example_model(N, r=args.rank or 1, seed=args.seed or 0), None, None, None
 
 
-def _float_up(q: Fraction) -> float:
-    """The least float >= q (for printing an upper bound)."""
-    f = float(q)
-    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+def _up(q: Fraction, digits: int = 3) -> str:
+    """q >= 0 in scientific notation, ``digits`` digits after the point, rounded up (an
+    upper bound as printed, not merely the nearest)."""
+    if q == 0:
+        return f"{0:.{digits}e}"
+    with localcontext() as c:
+        c.prec, c.rounding = digits + 1, ROUND_CEILING
+        mant, exp = f"{Decimal(q.numerator) / Decimal(q.denominator):.{digits}e}".split("e")
+    return f"{mant}e{int(exp):+03d}"
 
 
 def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> None:
@@ -259,7 +266,7 @@ def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> N
     prec = cert.get("precision_bits")
     rad = [parse_rational(r, "rad") for r in doc["kernel"]["rad"]]
     print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
-    print(f"max radius {_float_up(max(rad)):.3e} <= eps {args.eps} (the certified disks, as --out stores "
+    print(f"max radius {_up(max(rad))} <= eps {args.eps} (the certified disks, as --out stores "
           f"them: K_j lies within rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
           + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
     if args.npz:
@@ -280,7 +287,7 @@ def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> N
     kern = doc["kernel"]
     for j in range(min(SHOWN_VALUES, L)):
         re, im = (float(parse_rational(kern[k][j], k)) for k in ("re", "im"))
-        print(f"K[{j}] = {re:.15e} {'-' if im < 0 else '+'} {abs(im):.15e}i  (radius {_float_up(rad[j]):.2e})")
+        print(f"K[{j}] = {re:.15e} {'-' if im < 0 else '+'} {abs(im):.15e}i  (radius {_up(rad[j], 2)})")
     if not (args.out or args.npz):
         print(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json writes them all)")
 
@@ -298,7 +305,7 @@ def cmd_kernel(args) -> int:
     try:
         ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
                             force=args.force, counts=counts, cauchy=args.cauchy,
-                            arithmetic=args.arithmetic, progress=progress)
+                            arithmetic=args.arithmetic, progress=progress, exact_route=args.exact_route)
     except CertificationError as e:
         progress.done()
         print(f"s4cert: not certified: {e}", file=sys.stderr)

@@ -96,7 +96,8 @@ def _check_eps(eps: Any) -> Fraction:
 def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball", c_tilde: Any = None,
                    *, max_prec: int = DEFAULT_MAX_PREC, apriori_limit: int = DEFAULT_APRIORI_LIMIT,
                    force: bool = False, counts: Any = "auto", cauchy: str = "auto",
-                   arithmetic: str = "auto", progress: Callable[[str], None] | None = None) -> CertifiedKernel:
+                   arithmetic: str = "auto", progress: Callable[[str], None] | None = None,
+                   exact_route: str = "auto") -> CertifiedKernel:
     """The length-L kernel of ``model`` at ``step`` with ||K^ - K||_inf <= eps, certified.
 
     ``cauchy`` picks the Cauchy route of the ball run: ``"tree"`` (exact product tree),
@@ -110,6 +111,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     names the disk route that certified); ``"ball"`` runs it in ball arithmetic with the
     precision raised until the radii reach eps; ``"auto"`` tries float64 first (when
     the Cauchy route is "auto" or "direct") and falls back to balls.
+    ``exact_route`` (exact mode): ``"powers"`` (powers of Abar on integer matrices),
+    ``"filter"`` (the filter over Q(zeta)) or ``"auto"`` (powers); the same exact kernel.
     Raises ValueError for bad input and CertificationError when the certificate cannot
     be completed (the reason names why: a resonance, a precision limit, ...).
 
@@ -206,7 +209,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     elif mode == "exact":
         progress("exact filter")
         try:
-            exact_values, mid, rad = exact_mode_kernel(model, step, L, c_tilde, exceptional, balls, run.prec)
+            exact_values, mid, rad = exact_mode_kernel(model, step, L, c_tilde, exceptional, balls, run.prec,
+                                                       exact_route)
         except OverflowError:  # an exact value beyond the float range: its float64 midpoint
             raise CertificationError("kernel-overflow: an exact K_j exceeds the float range (about 1.8e308), "
                                      "which the float64 midpoints cannot hold; scale B or C down") from None

@@ -113,3 +113,12 @@ def test_no_progress_thread_when_not_a_terminal():
 def test_exact_and_a_priori_print_an_estimate_first(mode):
     p = s4cert("kernel", "-N", "2", "-L", "4", "--step", "1/2", "--eps", "1e-6", "--mode", mode)
     assert p.returncode == 0 and p.stderr.startswith(f"s4cert: estimate: {mode} mode")
+
+
+@pytest.mark.parametrize("q", [Fraction(1, 3), Fraction(9995, 10000), Fraction(1, 10**400), Fraction(2) ** -1074,
+                               Fraction(2309281589270965609, 5846006549323611672814739330865132078623730171904)])
+def test_printed_radii_are_upper_bounds(q):
+    from s4cert.certs.cli import _up
+    for digits in (2, 3):
+        text = _up(q, digits)
+        assert Fraction(text) >= q and Fraction(text) <= q * (1 + Fraction(2, 10**digits))

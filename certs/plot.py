@@ -89,10 +89,12 @@ def figure(kf: KernelFile, other: np.ndarray | None, fmt: str) -> bytes:
     if other is not None:
         lo, hi = tap_errors(kf, other)
         ax = axes[2]
-        tiny = np.finfo(float).tiny
-        ax.fill_between(j, np.maximum(lo, tiny), np.maximum(hi, tiny), color="C3", alpha=0.4, lw=0,
+        # a lower bound of 0 (the interval reaches 0) is drawn down to the axis's floor
+        floor = float(np.min(hi[hi > 0])) / 10 if np.any(hi > 0) else np.finfo(float).tiny
+        ax.fill_between(j, np.maximum(lo, floor), np.maximum(hi, floor), color="C3", alpha=0.4, lw=0,
                         label="|other_j - K_j| (certified interval)")
-        ax.semilogy(j, np.maximum(hi, tiny), color="C3", lw=0.8)
+        ax.semilogy(j, np.maximum(hi, floor), color="C3", lw=0.8)
+        ax.set_ylim(bottom=floor)
         ax.set_ylabel("error")
         ax.legend(loc="best")
     axes[-1].set_xlabel("tap j")

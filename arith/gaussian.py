@@ -54,7 +54,7 @@ def real_column(v: list[Parts]) -> fmpq_mat:
     return c
 
 
-def _integer_form(X: fmpq_mat) -> tuple[fmpz_mat, fmpz]:
+def integer_form(X: fmpq_mat) -> tuple[fmpz_mat, fmpz]:
     """(Z, d) with X = Z/d, d > 0 the lcm of the entries' denominators."""
     d = fmpz(1)
     for i in range(X.nrows()):
@@ -115,7 +115,7 @@ def krylov_values(X: fmpq_mat, b: fmpq_mat, w: fmpq_mat, L: int) -> list[Parts]:
 def _charpoly(X: fmpq_mat) -> list[fmpq]:
     """c_0 .. c_(m-1) of the monic characteristic polynomial of X, from the integer
     matrix Z = dX: chi_X(x) = d^-m chi_Z(dx), so c_i = z_i / d^(m-i)."""
-    Z, d = _integer_form(X)
+    Z, d = integer_form(X)
     z = Z.charpoly().coeffs()
     m = X.nrows()
     return [fmpq(z[i], d ** (m - i)) for i in range(m)]
@@ -153,7 +153,7 @@ def _fraction(t: fmpz, den: fmpz, base: fmpz) -> Fraction:
     return fraction_of(fmpq(t, den))
 
 
-def matrix_power(X: fmpq_mat, M: int) -> fmpq_mat:
+def matrix_power(X, M: int):
     """X^M (M >= 1) by repeated squaring."""
     P, S = None, X
     while True:

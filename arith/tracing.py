@@ -75,15 +75,44 @@ class Circuit:
         """Nodes used as divisors."""
         return [ins[2] for ins in self.instructions if ins[0] == "div"]
 
-    def run(self, F: Field, inputs: list | None = None) -> list:
-        """Every node's value in F (inputs default to the recorded ones)."""
+    def operands(self, i: int) -> tuple[int, ...]:
+        """The nodes instruction i reads."""
+        ins = self.instructions[i]
+        if ins[0] in GATES:
+            return tuple(ins[1:])
+        if ins[0] in FUNCTIONS or ins[0] == "add_error":
+            return (ins[1],)
+        return ()
+
+    def frees(self) -> list[list[int]]:
+        """``frees()[i]``: the nodes last read by instruction i (outputs excluded), whose
+        values a run may drop once node i is made."""
+        last: dict[int, int] = {}
+        for i in range(len(self.instructions)):
+            for a in self.operands(i):
+                last[a] = i
+        keep = set(self.outputs)
+        out: list[list[int]] = [[] for _ in self.instructions]
+        for a, i in last.items():
+            if a not in keep:
+                out[i].append(a)
+        return out
+
+    def run(self, F: Field, inputs: list | None = None, live_only: bool = False) -> list:
+        """Every node's value in F (inputs default to the recorded ones).  With
+        ``live_only`` a value is dropped (``None``) after its last use, so memory follows
+        the live wires, and only the outputs survive the run."""
         if inputs is None:
             inputs = self.input_values
         if len(inputs) != self.n_inputs:
             raise ValueError(f"circuit has {self.n_inputs} inputs, got {len(inputs)}")
         vals: list = []
         ops = {g: getattr(F, g) for g in GATES}
-        for ins in self.instructions:
+        frees = self.frees() if live_only else None
+        for i, ins in enumerate(self.instructions):
+            if frees is not None and i:
+                for a in frees[i - 1]:
+                    vals[a] = None
             kind = ins[0]
             if kind == "input":
                 vals.append(F.from_number(inputs[ins[1]]))
@@ -103,9 +132,9 @@ class Circuit:
                 vals.append(ops[kind](vals[ins[1]], vals[ins[2]]))
         return vals
 
-    def evaluate(self, F: Field, inputs: list | None = None) -> list:
-        """The outputs in F."""
-        vals = self.run(F, inputs)
+    def evaluate(self, F: Field, inputs: list | None = None, live_only: bool = False) -> list:
+        """The outputs in F (``live_only`` as in ``run``)."""
+        vals = self.run(F, inputs, live_only)
         return [vals[i] for i in self.outputs]
 
     def decisions_hold(self, F: Field, inputs: list | None = None) -> Truth:

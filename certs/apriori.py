@@ -10,19 +10,23 @@ bounds the output error by eps.  Work is in log2: k may be in the millions.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
-from flint import acb, arb, ctx, fmpq
+from flint import acb, arb, ctx, fmpq, fmpz
 
 from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import filter_kernel
-from ..arith import BallField, RoundedField, trace
+from ..algorithms.s4.exact_route import exact_c_tilde
+from ..arith import BallField, trace
+from ..arith.fixed_point import ShiftRoundedField
 from ..arith.ball import float_upper
 
 from .ball_run import C_TILDE_METHOD
+from . import routing
 from .io.numbers import arb_point
 from .errors import CertificationError
 
@@ -112,14 +116,14 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
         raise CertificationError(f"a-priori: u = 2^-{k} needs {k} bits, above the limit of {limit} bits "
                                  f"(T0 = {T0}, log2 K0 <= {log2_K0:.1f}); force it or use the ball mode")
     inputs = list(circuit.input_values)
-    if c_tilde is None:  # C~ enclosed tightly enough for u
-        ct = _ball_c_tilde(model, step, M, k + 64)
-        n_ct = model.N
-        inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, n_ct)
+    if c_tilde is None:  # C~ exactly (exact inputs) or enclosed tightly enough for u
+        ct = _tight_c_tilde(model, step, M, k)
+        inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, model.N)
+    progress(run_estimate(circuit, k))
     progress(f"running the circuit at u = 2^-{k}")
-    R = RoundedField(k)
+    R = ShiftRoundedField(k)
     try:
-        out = circuit.evaluate(R, inputs)
+        out = circuit.evaluate(R, inputs, live_only=True)
     except ValueError as e:  # a ball input wider than u allows (e.g. a model of balls)
         raise CertificationError(f"a-priori: the inputs must be known to within u = 2^-{k}: {e}; "
                                  "use the ball mode, or give inputs that precise") from None
@@ -140,6 +144,41 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
             "max_radius": float(eps), "checked_against_ball": True,
             "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
     return APrioriResult(mid, rad, enclosures, cert, values)
+
+
+def _tight_c_tilde(model, step, M: int, k: int) -> list:
+    """C~ for the run at u = 2^-k: exactly, as Gaussian rationals, when the model and step
+    are exact numbers (formed on integer matrices, far cheaper than balls at k bits);
+    otherwise the ball run's method at k + 64 bits."""
+    if routing.exact_inputs(model, step, None):
+        res = exact_c_tilde(model, step, M)
+        if not res.ok:
+            raise CertificationError(f"a-priori: C~ not formed exactly ({res.status})")
+        return res.value
+    return _ball_c_tilde(model, step, M, k + 64)
+
+
+def run_estimate(circuit, k: int) -> str:
+    """An estimate of the rounded run's time and memory from T0 and k: one k-bit complex
+    product timed here, times the products and quotients (a quotient as three); memory
+    as the largest number of live wires times two k-bit integers."""
+    live = peak = 0
+    frees = circuit.frees()
+    ops = {"mul": 0, "div": 0}
+    for i, ins in enumerate(circuit.instructions):
+        live += 1 - len(frees[i])
+        peak = max(peak, live)
+        if ins[0] in ops:
+            ops[ins[0]] += 1
+    a = (fmpz(1) << k) - 1
+    t0 = time.perf_counter()
+    for _ in range(4):
+        (a * a) >> k
+    per = time.perf_counter() - t0
+    seconds = per * (ops["mul"] + 3 * ops["div"])
+    mem = peak * 2 * (k // 8 + 16)
+    return (f"estimate: about {seconds:.0f} s and {mem / 2**20:.0f} MB for {circuit.gates} gates at {k} bits "
+            f"({ops['mul']} products, {ops['div']} quotients, at most {peak} live wires)")
 
 
 def _ball_c_tilde(model, step, M: int, prec: int) -> list:

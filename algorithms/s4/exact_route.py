@@ -21,7 +21,7 @@ from typing import Any
 from flint import fmpq, fmpq_mat
 
 from ...arith import ExactField
-from ...arith.gaussian import krylov_values, matrix_power, real_column, real_matrix
+from ...arith.gaussian import fraction_of, integer_form, krylov_values, matrix_power, real_column, real_matrix
 from ..result import Result, Status
 from .dplr import DPLR, check_length
 
@@ -83,3 +83,23 @@ def exact_kernel_by_powers(model: DPLR, step: Any, L: int, c_tilde: list | None 
             return Result(Status.SINGULAR, None, {"M": M})
         w = H.solve(real_column(_parts(c_tilde)))
     return Result(Status.OK, krylov_values(Abar, Bbar, w, L), {"M": M})
+
+
+def exact_c_tilde(model: DPLR, step: Any, M: int) -> Result:
+    """``C~ = (I - Abar^M)* C`` exactly, as (re, im) Fraction pairs, on the real forms.
+    Status ``singular-bilinear-matrix`` when G is singular."""
+    (h, _), = _parts([step])
+    A = real_matrix(dense_a(model))
+    n = A.nrows()
+    one = fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
+    aA = A * fmpq((h / 2).numerator, (h / 2).denominator)
+    G = one - aA
+    if G.rank() < n:
+        return Result(Status.SINGULAR_BILINEAR, None)
+    Z, d = integer_form(G.solve(one + aA))  # Abar = Z/d: the powers on integers, no gcd
+    zc, dc = integer_form(real_column(_parts(model.C)))
+    y = matrix_power(Z, M).transpose() * zc
+    dM = d ** M
+    c = [fmpq(zc[i, 0] * dM - y[i, 0], dc * dM) for i in range(n)]
+    N = n // 2
+    return Result(Status.OK, [(fraction_of(c[i]), fraction_of(c[i + N])) for i in range(N)])

@@ -351,3 +351,26 @@ def test_from_ball_rejects_a_wide_c_tilde():
             else:
                 with pytest.raises(ValueError, match="too wide"):
                     R.from_number(z)
+
+
+def test_exact_c_tilde_estimate_and_output_within_eps():
+    """The a-priori run with C~ formed exactly: the estimate is reported before the run, and
+    every output lies within eps of the exact kernel (T0 in the thousands)."""
+    from s4cert.algorithms.s4.c_tilde import c_tilde as form
+    from s4cert.algorithms.s4.exact_route import exact_c_tilde, exact_kernel_by_powers
+    from s4cert.arith import ExactField
+    from s4cert.certs.examples import example_model
+    from s4cert.certs.kernel import certify_kernel
+
+    m = example_model(3, seed=2)
+    G = ExactField(4)
+    assert exact_c_tilde(m, 0.01, 16).value == [G.to_fractions(x) for x in form(G, m, 0.01, 16).value]
+    msgs = []
+    eps = Fraction(1, 10**12)
+    ck = certify_kernel(m, 0.01, 12, eps, mode="a-priori", progress=msgs.append)
+    assert ck.certificate["T0"] > 1000
+    est = [s for s in msgs if s.startswith("estimate:")]
+    assert est and msgs.index(est[0]) < msgs.index(f"running the circuit at u = 2^-{ck.certificate['precision_bits']}")
+    exact = exact_kernel_by_powers(m, 0.01, 12).value
+    for (re, im), (er, ei) in zip(ck.exact, exact):
+        assert (re - er) ** 2 + (im - ei) ** 2 <= eps ** 2

@@ -1,0 +1,79 @@
+"""RoundedField's arithmetic with roundings by shifts: the same numbers, faster.
+
+``ShiftRoundedField(k)`` has RoundedField's elements and gives **the same results bit
+for bit**: RoundedField rounds n/d to ``floor((2n + d)/(2d))``; when d = 2^s this is
+``floor((n + 2^(s-1)) / 2^s)``, the floor shift ``(n + 2^(s-1)) >> s`` (flint's ``>>``
+rounds toward minus infinity), and a product by 2^k is a shift left; a complex product
+takes three integer products instead of four (the same integers).  Ball inputs and
+roots of unity are read from their midpoints ``man 2^exp`` the same way, with no
+``Fraction`` (whose gcds dominate at these lengths); outputs convert to Fractions with the
+power of two stripped instead of a gcd.  The error analysis of ``rounded_field.md``
+therefore holds unchanged.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import acb, arb, ctx, fmpq, fmpz
+
+from .gaussian import fraction_of
+from .rounded import Fixed, RoundedField
+
+
+def _round_shift(n: fmpz, s: int) -> fmpz:
+    """Nearest integer to n / 2^s (ties upward), s >= 0."""
+    if s == 0:
+        return n
+    return (n + (fmpz(1) << (s - 1))) >> s
+
+
+class ShiftRoundedField(RoundedField):
+    """RoundedField(k) with shift roundings (see the module); results identical."""
+
+    def __init__(self, k: int):
+        super().__init__(k)
+        self.name = f"rounded-shift(u=2^-{k})"
+
+    def __repr__(self) -> str:
+        return f"ShiftRoundedField({self.k})"
+
+    def _scaled(self, man: fmpz, exp: int) -> fmpz:
+        """man 2^exp on the 2^-k grid, rounded to nearest (ties upward)."""
+        s = exp + self.k
+        return man << s if s >= 0 else _round_shift(man, -s)
+
+    def from_fmpq(self, q: fmpq) -> fmpz:
+        """A rational on the grid, rounded to nearest (as ``from_number`` rounds)."""
+        n, d = q.p << self.k, q.q
+        return (2 * n + d) // (2 * d)
+
+    def _from_ball(self, z: acb) -> Fixed:
+        with ctx.workprec(64):
+            limit = arb(2) ** (-(self.k + 16))
+            if not (z.is_finite() and z.real.rad() < limit and z.imag.rad() < limit):
+                raise ValueError(f"ball input too wide for u = 2^-{self.k}: enclose it to more than {self.k + 16} bits")
+        parts = []
+        for part in (z.real, z.imag):
+            man, exp = part.mid().man_exp()
+            parts.append(self._scaled(fmpz(man), int(exp)))
+        return Fixed(parts[0], parts[1])
+
+    def mul(self, a, b):
+        # three products (the same integers as four): im = (x+y)(u+v) - xu - yv
+        xu, yv = a.x * b.x, a.y * b.y
+        re = xu - yv
+        im = (a.x + a.y) * (b.x + b.y) - xu - yv
+        return Fixed(_round_shift(re, self.k), _round_shift(im, self.k))
+
+    def div(self, a, b):
+        den = b.x * b.x + b.y * b.y
+        if den == 0:
+            raise ZeroDivisionError("division by an exact zero")
+        re = (a.x * b.x + a.y * b.y) << self.k
+        im = (a.y * b.x - a.x * b.y) << self.k
+        return Fixed((2 * re + den) // (2 * den), (2 * im + den) // (2 * den))
+
+    def to_fractions(self, a) -> tuple[Fraction, Fraction]:
+        """The exact value of an element (fmpq strips the power of two)."""
+        d = fmpz(1) << self.k
+        return fraction_of(fmpq(a.x, d)), fraction_of(fmpq(a.y, d))

@@ -1,0 +1,50 @@
+"""ShiftRoundedField gives RoundedField's results bit for bit."""
+import random
+from fractions import Fraction
+
+from flint import acb, arb, ctx, fmpq
+
+from s4cert.arith.fixed_point import ShiftRoundedField
+from s4cert.arith.rounded import RoundedField
+from s4cert.arith.tracing import trace
+from s4cert.arith import BallField
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.certs.examples import example_model
+
+
+def _same(a, b):
+    return a.x == b.x and a.y == b.y
+
+
+def test_operations_equal_rounded_field():
+    rng = random.Random(1)
+    for k in (1, 7, 64, 200):
+        R, S = RoundedField(k), ShiftRoundedField(k)
+        for _ in range(200):
+            x = (Fraction(rng.randint(-10**6, 10**6), rng.randint(1, 999)), Fraction(rng.randint(-99, 99), rng.randint(1, 50)))
+            y = (Fraction(rng.randint(-10**6, 10**6), rng.randint(1, 999)), Fraction(rng.randint(-99, 99), 3))
+            a, b = R.from_number(x), R.from_number(y)
+            assert _same(R.mul(a, b), S.mul(a, b))
+            if b.x != 0 or b.y != 0:
+                assert _same(R.div(a, b), S.div(a, b))
+            assert R.to_fractions(a) == S.to_fractions(a)
+            assert S.to_fractions(a)[0].denominator & (S.to_fractions(a)[0].denominator - 1) == 0
+        for M, j in [(8, 1), (16, 3), (64, 5), (32, 31)]:
+            assert _same(R.root_of_unity(M, j), S.root_of_unity(M, j))
+        with ctx.workprec(k + 40):
+            z = acb(arb(fmpq(-7, 3)), arb(fmpq(5, 11)))
+        assert _same(R.from_number(z), S.from_number(z))
+
+
+def test_circuit_runs_identically_with_live_wires_only():
+    t = trace(BallField(128), filter_kernel, example_model(2), 0.25, 8,
+              c_tilde=[1, (Fraction(1, 3), 2)])
+    c = t.circuit
+    full = c.run(ShiftRoundedField(300))
+    live = c.run(ShiftRoundedField(300), live_only=True)
+    ref = c.evaluate(RoundedField(300))
+    assert [(full[i].x, full[i].y) for i in c.outputs] == [(live[i].x, live[i].y) for i in c.outputs]
+    assert [(v.x, v.y) for v in ref] == [(live[i].x, live[i].y) for i in c.outputs]
+    dropped = sum(v is None for v in live)
+    assert dropped > len(live) // 2
+    assert all(live[i] is not None for i in c.outputs)

@@ -35,7 +35,7 @@ from ...arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upp
 from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
 from ..linalg import dot
-from ..result import Result, Status, undecided
+from ..result import OK, Result, Status, undecided
 from . import correction
 from .constants import b_rows
 from .filter import setup
@@ -235,6 +235,18 @@ def idft_midrad(H: MR, Z: MR) -> tuple[np.ndarray, float]:
     return mid, math.nextafter(R + 4 * UNDERFLOW, math.inf)
 
 
+def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) -> Result:
+    """What the disk routes (float64 and double-double) share before their arithmetic:
+    the checked length L, the filter's M, the ball field of the enclosures and the
+    filter's set-up (``filter.setup``); ``value = (L, M, F, setup)`` or the set-up's
+    status."""
+    L = check_length(L)
+    M = next_power_of_two(L)
+    F = BallField(prec)
+    su = setup(F, model, step, M, c_tilde, exceptional)
+    return Result(OK, (L, M, F, su.value)) if su.ok else su
+
+
 def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                          exceptional: list[int] | None = None, prec: int = 128) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
@@ -256,13 +268,10 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     >>> res.ok, bool(rad.max() < 1e-13)
     (True, True)
     """
-    L = check_length(L)
-    M = next_power_of_two(L)
-    F = BallField(prec)
-    su = setup(F, model, step, M, c_tilde, exceptional)
+    su = disk_setup(model, step, L, c_tilde, exceptional, prec)
     if not su.ok:
         return su
-    st = su.value
+    L, M, F, st = su.value
     r = model.r
     try:
         Z = roots_of_unity(M)

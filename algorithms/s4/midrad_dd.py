@@ -24,17 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from ...arith import BallField
 from ...arith.double_double import DD, add_pairs, concat, dd_of_balls, mul_pairs, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
-from ..dft import next_power_of_two
 from ..linalg import dot
 from ..result import Result, Status, undecided
 from . import correction
-from .dplr import DPLR, check_length
-from .filter import setup
-from .midrad import DiskArrays, bit_reverse, constant_bounds, gauss_jordan_inverse
+from .dplr import DPLR
+from .midrad import DiskArrays, bit_reverse, constant_bounds, disk_setup, gauss_jordan_inverse
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"
@@ -142,13 +139,10 @@ def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None
     >>> res.ok, bool(rad.max() < 1e-28)
     (True, True)
     """
-    L = check_length(L)
-    M = next_power_of_two(L)
-    F = BallField(prec)
-    su = setup(F, model, step, M, c_tilde, exceptional)
+    su = disk_setup(model, step, L, c_tilde, exceptional, prec)
     if not su.ok:
         return su
-    st = su.value
+    L, M, F, st = su.value
     r = model.r
     try:
         Z = roots_of_unity_dd(M)

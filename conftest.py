@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import pytest
 from _pytest.doctest import DoctestModule
 from _pytest.main import Dir
 
@@ -43,6 +44,21 @@ def module_name(path: Path) -> str | None:
 class PackageDoctestModule(DoctestModule):
     def _getobj(self):
         return importlib.import_module(self.name_in_package)
+
+
+class _NoTests(pytest.File):
+    """What the python plugin collects from a layer file named on the command line: nothing
+    (its doctests come from ``pytest_collect_file``; importing it as a test module would
+    load it under a bare name)."""
+
+    def collect(self):
+        return []
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent):
+    if module_name(module_path) is not None:
+        return _NoTests.from_parent(parent, path=module_path)
+    return None
 
 
 def pytest_collect_directory(path: Path, parent):

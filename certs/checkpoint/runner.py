@@ -202,15 +202,16 @@ def dask_client(address: str):
 def _run_dask(client, tasks: list[Task]) -> Iterator[tuple[int, ModuleKernels]]:
     from distributed import as_completed as dask_completed
 
-    futures = [client.submit(run_task, t, pure=False, retries=3, key=f"s4cert-{t.key}-{t.digest()[:12]}")
-               for t in tasks]
+    # unique keys (pure=False): a rerun must not meet the keys of an earlier run's futures
+    futures = [client.submit(run_task, t, pure=False, retries=3) for t in tasks]
     index = {f.key: i for i, f in enumerate(futures)}
     try:
         for f in dask_completed(futures, loop=client.loop):
             yield index[f.key], f.result()
-    finally:
+    finally:  # an interrupted run leaves no work queued on the cluster
         for f in futures:
-            f.cancel()
+            if not f.done():
+                f.cancel()
 
 
 def local_cluster(workers: int):

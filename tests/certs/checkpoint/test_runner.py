@@ -63,8 +63,9 @@ def test_the_cluster_gives_the_serial_result_byte_for_byte(tmp_path, cluster):
     path = layer(tmp_path / "m.npz")
     serial = files_of(certify_model(path, **OPTS), tmp_path, "serial")
     on_cluster = files_of(certify_model(path, scheduler=cluster.scheduler_address, **OPTS), tmp_path, "cluster")
+    again = files_of(certify_model(path, scheduler=cluster.scheduler_address, **OPTS), tmp_path, "again")
     pool = files_of(certify_model(path, workers=2, **OPTS), tmp_path, "local")
-    assert serial == on_cluster == pool
+    assert serial == on_cluster == again == pool
 
 
 def test_a_worker_killed_mid_run_still_gives_the_complete_identical_result(tmp_path, cluster):

@@ -35,7 +35,6 @@ from .constants import filter_constants
 from .counts import kernel_counts
 from .errors import CertificationError
 from .exact_mode import exact_mode_kernel
-from .io.kernel_file import inputs_digest
 from .float64_route import ARITHMETIC_CHOICES, certificate_of, disk_kernel, disk_routes
 
 MODES = ("ball", "a-priori", "exact")
@@ -62,8 +61,10 @@ class CertifiedKernel:
     ``float64_route`` (why: its radius, or the environment ``arith.fpenv`` found unfit);
     in a-priori mode the circuit's entries (see ``apriori.APrioriResult``).  ``counts``
     is ``counts.kernel_counts``; ``problem`` holds N, r, L, M, eps, mode,
-    exact_inputs, c_tilde_supplied, inputs_sha256 (``io.kernel_file.inputs_digest``:
-    ``save_kernel`` refuses other inputs)."""
+    exact_inputs, c_tilde_supplied.  ``inputs`` keeps (model, step, c_tilde) as certified:
+    ``save_kernel`` compares their digest (``io.kernel_file.inputs_digest``) with the
+    inputs it is given, so a kernel is never saved for another problem (the digest is
+    taken there, not here: it costs as much as a small certification)."""
 
     mid: np.ndarray
     rad: np.ndarray
@@ -73,6 +74,7 @@ class CertifiedKernel:
     problem: dict = field(default_factory=dict)
     balls: list | None = None
     exact: list | None = None
+    inputs: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def L(self) -> int:
@@ -145,8 +147,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     M = next_power_of_two(L)
     exact = routing.exact_inputs(model, step, c_tilde)
     problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": str(eps_q), "mode": mode,
-               "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None,
-               "inputs_sha256": _inputs_sha256(model, step, c_tilde)}
+               "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None}
     t0 = time.perf_counter()
 
     # routing decided exactly where the inputs allow (numbers, and balls of radius 0)
@@ -178,7 +179,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             mid, rad, disk_balls = disk_kernel(res_d)
             cnt = kernel_counts(model, step, L, res_d.info["exceptional"], counts, "direct", None)
             _finish(certificate, t0, c_tilde, M, t_ct)
-            return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=disk_balls)
+            return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=disk_balls,
+                                   inputs=(model, step, c_tilde))
         if arithmetic != "auto":
             raise CertificationError(f"not certified on {arithmetic} disks: {'; '.join(tried)}")
         why64 = "tried first, not certified: " + "; ".join(tried)
@@ -224,16 +226,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     ran = res.info["cauchy"]["route"]  # the run may have escalated from the arcs to direct sums
     counts = kernel_counts(model, step, L, exceptional, counts, ran, run.sum_eps if ran == "fast" else None)
     _finish(certificate, t0, c_tilde, M, run.c_tilde_seconds)
-    return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values)
-
-
-def _inputs_sha256(model: DPLR, step: Any, c_tilde: Any) -> str | None:
-    """``inputs_digest`` of the problem; None when it cannot be stored (a ball that is not
-    finite), which ``save_kernel`` refuses anyway."""
-    try:
-        return inputs_digest(model, step, c_tilde)
-    except ValueError:
-        return None
+    return CertifiedKernel(mid, rad, "ok", certificate, counts, problem, balls=balls, exact=exact_values,
+                           inputs=(model, step, c_tilde))
 
 
 def _check_float_range(mid: np.ndarray) -> None:

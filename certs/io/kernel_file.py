@@ -230,8 +230,8 @@ def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = No
     >>> load_kernel(path).digest_ok
     True
     """
-    want = getattr(ck, "problem", {}).get("inputs_sha256")
-    if want is not None and want != inputs_digest(model, step, c_tilde):
+    certified_for = getattr(ck, "inputs", None)
+    if certified_for is not None and inputs_digest(*certified_for) != inputs_digest(model, step, c_tilde):
         raise ValueError("the certified kernel was computed for another model, step or c_tilde "
                          "(its inputs' digest differs): save it with the ones it was certified for")
     doc = kernel_document(ck, model, step, c_tilde)

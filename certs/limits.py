@@ -13,10 +13,14 @@ numpy 1.26) with a few runs each (wall time, peak resident memory):
   taken as linear in the precision eps asks for beyond 64 bits (not measured).
 * ``--hippo legs`` model construction: N = 50: 0.5 s; 100: 1.8 s; 200: 13.9 s, so
   14 s (N/200)^3.
-* ``--mode exact`` (float inputs): N = 2, L = 16: 0.1 s; L = 32: 4.6 s (the exact
-  rationals grow with every step), so 4.6 s (N/2)^2 (M/32)^5.
-* ``--mode a-priori``: N = 2, L = 4: 0.25 s; N = 4, L = 16: 5.2 s and 120 MB (eps 1e-12
-  or 1e-100 alike), so 5.2 s ((N + L)/20)^3 and 120 MB ((N + L)/20)^2.
+* ``--mode exact``, the powers route (the default): N = 8, L = 64: 0.3 s; L = 512: 17 s;
+  L = 1024: 31-42 s and 226 MB; N = 16, L = 64: 1 s; L = 256: 6.4-9.8 s and 76 MB; so
+  0.3 s ((N/8)(L/64))^1.8 and 30 kB N L.  The filter route (``--exact-route filter``,
+  float inputs): N = 2, L = 16: 0.1 s; L = 32: 4.6 s (the exact rationals grow with every
+  step), so 4.6 s (N/2)^2 (M/32)^5.
+* ``--mode a-priori``: N = 2, L = 16: 0.3 s; N = 4, L = 16: 1.8 s; N = 8, L = 16: 16.7 s and
+  88 MB; N = 8, L = 64: 110-123 s and 233 MB (eps 1e-12), so at most 5.2 s ((N + L)/20)^3
+  and 25 MB ((N + L)/20)^2 above the base.
 * ``count``: N = 256, L = 256: 1.2 s; N = 1024: 6.9 s; N = 64, L = 4096: 2.0 s, so
   1.2 s (N/256)^1.25 + 2 s (L/4096)^1.1.
 * ``lmu-audit`` (length 64): memory size 16: 0.05 s; 32: 0.13 s; 64: 0.38 s, so
@@ -84,14 +88,17 @@ def eps_bits(eps: Fraction) -> int:
     return max(0, eps.denominator.bit_length() - eps.numerator.bit_length())
 
 
-def kernel_estimate(N: int, L: int, eps: Fraction, mode: str, hippo: bool = False) -> Estimate:
+def kernel_estimate(N: int, L: int, eps: Fraction, mode: str, hippo: bool = False,
+                    exact_route: str = "auto") -> Estimate:
     """The kernel command's estimate (see the module docstring for the calibration)."""
     M = 1 << max(0, (L - 1).bit_length())
-    if mode == "exact":
+    if mode == "exact" and exact_route == "filter":
         s, b = 4.6 * (N / 2) ** 2 * (M / 32) ** 5, _BASE_BYTES
+    elif mode == "exact":
+        s, b = 0.3 * (N / 8 * L / 64) ** 1.8, _BASE_BYTES + 30e3 * N * L
     elif mode == "a-priori":
         x = (N + L) / 20
-        s, b = 5.2 * x ** 3 * (1 + eps_bits(eps) / 1000), _BASE_BYTES + 120e6 * x ** 2
+        s, b = 5.2 * x ** 3 * (1 + eps_bits(eps) / 1000), _BASE_BYTES + 25e6 * x ** 2
     else:
         s = (1.0 + 18 * (N / 400) ** 2.3 + 0.9 * L / 16384) * max(1.0, eps_bits(eps) / 64)
         b = _BASE_BYTES + 1.5e3 * N * N + 300 * L

@@ -78,7 +78,7 @@ def test_unreadable_npz_is_one_line(tmp_path, content):
     ["kernel", "-N", "20000"],
     ["kernel", "--hippo", "legs", "-N", "100000"],
     ["kernel", "--mode", "a-priori", "--eps", "1e-300", "-L", "1024"],
-    ["kernel", "--mode", "exact", "-L", "4096"],
+    ["kernel", "--mode", "exact", "-L", "65536"],
     ["count", "-N", "1000000"],
     ["lmu-audit", "--memory-size", "100000", "--theta", "1", "--length", "100"],
 ])

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from flint import acb, arb, ctx, fmpq, fmpz
+from flint import acb, fmpq, fmpz
 
 from .gaussian import fraction_of
-from .rounded import Fixed, RoundedField
+from .rounded import Fixed, RoundedField, check_ball_width
 
 
 def _round_shift(n: fmpz, s: int) -> fmpz:
@@ -48,10 +48,7 @@ class ShiftRoundedField(RoundedField):
         return (2 * n + d) // (2 * d)
 
     def _from_ball(self, z: acb) -> Fixed:
-        with ctx.workprec(64):
-            limit = arb(2) ** (-(self.k + 16))
-            if not (z.is_finite() and z.real.rad() < limit and z.imag.rad() < limit):
-                raise ValueError(f"ball input too wide for u = 2^-{self.k}: enclose it to more than {self.k + 16} bits")
+        check_ball_width(z, self.k)
         parts = []
         for part in (z.real, z.imag):
             man, exp = part.mid().man_exp()

@@ -47,6 +47,15 @@ class Fixed:
         return f"Fixed({self.x}, {self.y})"
 
 
+def check_ball_width(z: acb, k: int) -> None:
+    """Refuse a ball input whose radii are not below 2^-(k+16): then its midpoint rounded
+    to the 2^-k grid is within u = 2^-k of every point of the ball."""
+    with ctx.workprec(64):
+        limit = arb(2) ** (-(k + 16))
+        if not (z.is_finite() and z.real.rad() < limit and z.imag.rad() < limit):
+            raise ValueError(f"ball input too wide for u = 2^-{k}: enclose it to more than {k + 16} bits")
+
+
 class RoundedField(Field):
     """Elements are :class:`Fixed` pairs of flint ``fmpz`` meaning ``(X + iY)·2^-k``.
 
@@ -82,10 +91,7 @@ class RoundedField(Field):
     def _from_ball(self, z: acb) -> Fixed:
         """A ball input whose radii are below 2^-(k+16): its midpoint rounded to the grid
         is within 2^-(k+1)*sqrt(2) + 2^-(k+15) < u of every point of the ball."""
-        with ctx.workprec(64):
-            limit = arb(2) ** (-(self.k + 16))
-            if not (z.is_finite() and z.real.rad() < limit and z.imag.rad() < limit):
-                raise ValueError(f"ball input too wide for u = 2^-{self.k}: enclose it to more than {self.k + 16} bits")
+        check_ball_width(z, self.k)
         parts = []
         for part in (z.real, z.imag):
             man, exp = part.mid().man_exp()

@@ -104,13 +104,13 @@ def figure(kf: KernelFile, other: np.ndarray | None, fmt: str) -> bytes:
 
 
 def cmd_plot(args) -> int:
-    """Check the output path and the extra, then read, compare and draw."""
+    """Check the output path, read and check the inputs, then the extra; compare and draw."""
     check_targets({"-o": args.output}, inputs=(args.file, args.compare))
     fmt = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
     if fmt not in ("png", "pdf", "svg"):
         raise ValueError(f"-o {args.output}: the picture's name ends in .png, .pdf or .svg")
-    _matplotlib()
     kf = load_kernel(args.file)
+    _matplotlib()
     other = None
     if args.compare is not None:
         report = compare_with(args.file, args.compare, key=args.key)

@@ -44,7 +44,9 @@ class CompareReport:
         return "\n".join(lines)
 
 
-def _other_array(other: Any, key: str | None) -> np.ndarray:
+def read_other(other: Any, key: str | None) -> np.ndarray:
+    """Another implementation's kernel: an array, an .npy, or one array (``key``) of an
+    .npz; ValueError naming the problem otherwise."""
     if isinstance(other, np.ndarray):
         if key is not None:
             raise ValueError("key selects an array in an .npz file; got an array")
@@ -83,7 +85,7 @@ def compare_with(path: Any, other: Any, *, key: str | None = None) -> CompareRep
     if not kf.digest_ok:
         raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "
                          "no certified bounds from it")
-    o = np.asarray(_other_array(other, key))
+    o = np.asarray(read_other(other, key))
     if o.ndim != 1:
         raise ValueError(f"the other kernel must be a vector, got shape {o.shape}")
     if o.shape[0] != kf.L:

@@ -15,7 +15,7 @@ import numpy as np
 from flint import acb, ctx
 
 from ..arith.ball import float_lower, float_upper
-from .compare import _other_array, compare_with
+from .compare import compare_with, read_other
 from .io.atomic import atomic_write, check_targets
 from .io.kernel_file import KernelFile, load_kernel
 from .io.numbers import exact_arb
@@ -114,7 +114,7 @@ def cmd_plot(args) -> int:
     other = None
     if args.compare is not None:
         report = compare_with(args.file, args.compare, key=args.key)
-        other = np.asarray(_other_array(args.compare, args.key))
+        other = np.asarray(read_other(args.compare, args.key))
         print(report.summary())
     atomic_write([(args.output, figure(kf, other, fmt))])
     print(f"wrote {args.output}")

@@ -19,7 +19,6 @@ supply ``exp`` (``BallField`` does, with enclosures).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ...arith import Truth
 from ..result import OK, SINGULAR, Result, Status, undecided

@@ -32,6 +32,7 @@ from ...arith.ball import float_upper
 from ..errors import CertificationError
 from ..io.numbers import arb_parts, rational_string
 from ..kernel import certify_kernel
+from .compare import float_up
 from .layouts import KernelModule
 from .semantics import diagonal_module, dplr_module
 
@@ -289,18 +290,13 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     res.max_rad = float(rad.max()) if rad.size else 0.0
     if exact:
         res.mid_exact, res.rad_exact = _exact_arrays(mid, rad, exact)
-        res.max_rad = max(_float_up(max(Fraction(x) for x in rows[1])) if rows[1] else 0.0
+        res.max_rad = max(float_up(max(Fraction(x) for x in rows[1])) if rows[1] else 0.0
                           for rows in exact.values())
         res.max_rad = max([res.max_rad] + [float(rad[key].max()) for key in np.ndindex(rad.shape[:2])
                                            if key not in exact])
     res.precision_bits = bits
     res.info["arithmetic"] = sorted(arith)
     return res
-
-
-def _float_up(q: Fraction) -> float:
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 def _exact_arrays(mid: np.ndarray, rad: np.ndarray, exact: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,6 @@
 """``s4cert model FILE ...``: certify every kernel of a checkpoint (see README)."""
 from __future__ import annotations
 
-import argparse
 import sys
 
 from ..progress import Progress

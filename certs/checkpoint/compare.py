@@ -19,12 +19,14 @@ import numpy as np
 CANDIDATES = 16
 
 
-def _down(q: Fraction) -> float:
+def float_down(q: Fraction) -> float:
+    """The largest float <= q."""
     f = float(q)
     return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
 
 
-def _up(q: Fraction) -> float:
+def float_up(q: Fraction) -> float:
+    """The least float >= q."""
     f = float(q)
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
@@ -51,8 +53,8 @@ def max_error_interval(other: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> t
     if not math.isfinite(hi_float):
         hi = math.inf
     else:
-        hi = _up(Fraction(hi_float) * (1 + Fraction(1, 2 ** 50)) + Fraction(1, 2 ** 1070))
+        hi = float_up(Fraction(hi_float) * (1 + Fraction(1, 2 ** 50)) + Fraction(1, 2 ** 1070))
     order = np.argsort(d - rad)[-CANDIDATES:]
     lo = max(max(Fraction(0), abs(Fraction(float(other[j])) - Fraction(float(mid[j]))) - Fraction(float(rad[j])))
              for j in order)
-    return _down(lo), hi
+    return float_down(lo), hi

@@ -1,14 +1,9 @@
-"""Certify a whole checkpoint: every kernel module, every channel of every head.
-
->>> from pathlib import Path
->>> import s4cert
->>> # report = certify_model("a05_s4d_minimal.pt", L=128)     # see the README
-"""
+"""Certify a whole checkpoint: every kernel module, every channel of every head
+(``certify_model``; the README's "Certifying checkpoints" shows it on the test fixtures),
+and write the report and the kernels (``save_report``)."""
 from __future__ import annotations
 
-import io
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -16,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..compare import _other_array as read_other
+from ..compare import read_other
 from ..io.atomic import atomic_write
 from ..io.numbers import rational_string
 from .certify import ModuleKernels, module_heads

@@ -19,7 +19,6 @@ precision asked for, and everything else is exact.  Conventions (proofs/checkpoi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from flint import acb, arb, ctx

@@ -66,6 +66,7 @@ class FilterSetup:
     poles: list
     weights: dict
     offsets: dict
+    gains: list
 
 
 def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
@@ -114,7 +115,8 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
                for key, (_, v) in pairs.items()}
     offsets = {key: F.mul(half_delta, dot(F, [conj_u[key][j] for j in exceptional], [v[j] for j in exceptional]))
                for key, (_, v) in pairs.items()} if exceptional else {}
-    return Result(Status.OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets))
+    return Result(Status.OK, FilterSetup(M, half_delta, Ct, m, exceptional, regular, poles, weights, offsets,
+                                               gains))
 
 
 def correction_at(F, model: DPLR, step, z, exceptional: list[int] | None = None) -> Result:

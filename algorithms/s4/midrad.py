@@ -200,39 +200,51 @@ def idft_midrad(H: MR, Z: MR) -> tuple[np.ndarray, float]:
     """Midpoints of (1/M) sum_k H_k conj(z_k)^j (numpy's ifft convention) and one bound
     R with |K_j - mid_j| <= R for every j and every H in the disks.  Z are the disks of
     the roots z_k (their conjugates are the inverse transform's twiddles)."""
-    M = len(H)
-    x = H.mid[bit_reverse(M)].copy()
+    mid, R = idft_midrad_rows(H.mid[None, :], H.rad[None, :], Z)
+    return mid[0], float(R[0])
+
+
+def _up(x):
+    return np.nextafter(x, np.inf)
+
+
+def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR) -> tuple[np.ndarray, np.ndarray]:
+    """``idft_midrad`` of every row of the (K, M) disk array (Hmid, Hrad) at once: the
+    rows' midpoints and, per row, one bound R_i with |K_ij - mid_ij| <= R_i (each row's
+    bound follows its own magnitudes, proofs/midrad_filter.md, Lemma 11)."""
+    K, M = Hmid.shape
+    x = Hmid[:, bit_reverse(M)]
     tw_rad = float(np.max(Z.rad))
     tw_abs = float(np.max(abs_upper(Z.mid)))
-    E = 0.0
-    X = float(np.max(abs_upper(x)))
+    E = np.zeros(K)
+    X = np.max(abs_upper(x), axis=1)
+    t = math.nextafter(math.nextafter(3 * U * tw_abs, math.inf) + tw_rad, math.inf)
     size = 2
     while size <= M:
         half = size // 2
         w = np.conj(Z.mid[0:M:M // size][:half])  # conj(z_(jM/size)) = exp(+2 pi i j / size)
-        v = x.reshape(-1, size)
-        e, o = v[:, :half], v[:, half:]
+        v = x.reshape(K, -1, size)
+        e, o = v[:, :, :half], v[:, :, half:]
         p = np.empty(o.shape, dtype=np.complex128)
         p.real = w.real * o.real - w.imag * o.imag
         p.imag = w.real * o.imag + w.imag * o.real
         y = np.empty_like(v)
-        y[:, :half] = e + p
-        y[:, half:] = e - p
-        x = y.reshape(-1)
-        X2 = float(np.max(abs_upper(x)))
-        if not X2 <= LARGE:
+        y[:, :, :half] = e + p
+        y[:, :, half:] = e - p
+        x = y.reshape(K, M)
+        X2 = np.max(abs_upper(x), axis=1)
+        if not np.all(X2 <= LARGE):
             raise RangeError("the inverse transform left the safe range")
         # E' = 2E + (3u |w| + rad w) X + u X' + underflow (proofs/midrad_filter.md, Lemma 11)
-        t = math.nextafter(math.nextafter(3 * U * tw_abs, math.inf) + tw_rad, math.inf)
-        E = math.nextafter(2 * E + math.nextafter(t * X, math.inf), math.inf)
-        E = math.nextafter(E + math.nextafter(U * X2, math.inf), math.inf)
-        E = math.nextafter(E + 8 * UNDERFLOW, math.inf)
+        E = _up(2 * E + _up(t * X))
+        E = _up(E + _up(U * X2))
+        E = _up(E + 8 * UNDERFLOW)
         X = X2
         size *= 2
     mid = x / M
-    mean_rad = float(sum_upper(float(np.sum(H.rad)), M)) / M
-    R = math.nextafter(math.nextafter(mean_rad, math.inf) + math.nextafter(E / M, math.inf), math.inf)
-    return mid, math.nextafter(R + 4 * UNDERFLOW, math.inf)
+    mean_rad = sum_upper(np.sum(Hrad, axis=1), M) / M
+    R = _up(_up(mean_rad) + _up(E / M))
+    return mid, _up(R + 4 * UNDERFLOW)
 
 
 def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) -> Result:

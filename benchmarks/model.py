@@ -1,4 +1,6 @@
-"""All channels of one diagonal S4 layer, certified, against a float64 numpy kernel.
+"""All channels of one S4 layer, certified, against a float64 numpy kernel.
+
+``--kind diag`` (default):
 
 A V4 diagonal (S4D) kernel module with H heads, N states (N/2 stored modes), n_ssm = 1,
 ZOH, is written as a state dict (npz, float32 parameters as S4D-Lin initialises them,
@@ -11,7 +13,17 @@ the parameters (dt and A formed in float64 from the stored numbers):
 * ``blocked``: the same sum through the split l = m T + k and BLAS matrix products
   (what the certified route does for its midpoints), the fastest float64 form here.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/model.py [--H 256] [--N 64] [--L 16384] [--repeat 3]
+``--kind dplr``: a V4 DPLR kernel module (``SSMKernelDPLR``) with H heads, N states,
+n_ssm = 1, rank 1, LegS-like A, P, B (the normal-plus-low-rank form diagonalised in
+float64, stored in float32), random C~ for l_kernel = L.  Baseline: the S4 filter in
+float64 numpy, head by head in its fastest form (``kernel_vs_float64.float64_kernel``:
+one zgemm for the M x N Cauchy matrix against all (r+1)^2 weight sets, Woodbury per
+root, ifft), on the same float64 parameters.  ``--one-by-one`` also times the
+certification with the layer's float64 pass turned off (each kernel through
+``certify_kernel``), for the gain of the pass.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/model.py [--kind diag|dplr] [--H 256] [--N 64]
+        [--L 16384] [--repeat 3] [--one-by-one]
 """
 from __future__ import annotations
 
@@ -49,6 +61,50 @@ def parameters(sd: dict):
     return dt, A, B[0], C[0]
 
 
+def legs_dplr(N: int):
+    """LegS as normal plus low rank (S = A + P P^T normal), diagonalised in float64: the
+    N/2 eigenvalues with positive imaginary part, and P, B in that eigenbasis."""
+    q = np.sqrt(1 + 2 * np.arange(N))
+    A = -(np.tril(np.outer(q, q)) - np.diag(np.arange(N)))
+    P = np.sqrt(np.arange(N) + 0.5)
+    lam, V = np.linalg.eig(A + np.outer(P, P))
+    keep = np.argsort(lam.imag)[N // 2:]
+    lam, V = lam[keep], V[:, keep]
+    return lam, V.conj().T @ P.astype(complex), V.conj().T @ q.astype(complex)
+
+
+def dplr_state_dict(H: int, N: int, L: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    lam, P, B = legs_dplr(N)
+    n = N // 2
+    ri = lambda z: np.stack([z.real, z.imag], axis=-1).astype(np.float32)
+    log_dt = rng.uniform(np.log(1e-3), np.log(1e-1), size=(H, 1))
+    C = (rng.standard_normal((1, H, n)) + 1j * rng.standard_normal((1, H, n))) * np.sqrt(0.5)
+    return {"layer.kernel.inv_dt": log_dt.astype(np.float32),
+            "layer.kernel.A_real": np.log(-lam.real)[None].astype(np.float32),
+            "layer.kernel.A_imag": lam.imag[None].astype(np.float32), "layer.kernel.B": ri(B)[None, None],
+            "layer.kernel.C": ri(C), "layer.kernel.P": ri(P)[None, None],
+            "layer.kernel.l_kernel": np.array(L, dtype=np.int64)}
+
+
+def dplr_kernels(sd: dict, L: int) -> np.ndarray:
+    """The layer's H kernels in float64 (V4 DPLR semantics: the step folded into Lambda,
+    B and P at step 1; the full state of conjugate pairs; C the stored C~)."""
+    from kernel_vs_float64 import float64_kernel
+    g = lambda k: sd[f"layer.kernel.{k}"].astype(np.float64)
+    cx = lambda a: a[..., 0] + 1j * a[..., 1]
+    dt = np.exp(g("inv_dt"))[:, 0]
+    lam = -np.exp(g("A_real")[0]) - 1j * g("A_imag")[0]   # V4 signs
+    B, P, C = cx(g("B"))[0, 0], cx(g("P"))[0, 0], cx(g("C"))[0]
+    full = lambda z: np.concatenate([z, np.conj(z)])
+    out = []
+    for h in range(len(dt)):
+        Pf = full(P)[:, None]
+        K = float64_kernel(dt[h] * full(lam), dt[h] * Pf, Pf, dt[h] * full(B), np.conj(full(C[h])), 1.0, L)
+        out.append(K.real)
+    return np.array(out)
+
+
 def vandermonde(dt, A, B, C, L):
     dtA = dt * A                                            # (H, n)
     W = C * B * (np.exp(dtA) - 1) / A                       # (H, n)
@@ -78,11 +134,15 @@ def timed(f, repeat):
 
 def main() -> None:
     p = argparse.ArgumentParser()
+    p.add_argument("--kind", choices=("diag", "dplr"), default="diag")
+    p.add_argument("--one-by-one", action="store_true")
     p.add_argument("--H", type=int, default=256)
     p.add_argument("--N", type=int, default=64)
     p.add_argument("--L", type=int, default=16384)
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
+    if args.kind == "dplr":
+        return main_dplr(args)
     sd = state_dict(args.H, args.N)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "layer.npz")
@@ -102,6 +162,34 @@ def main() -> None:
     print(f"  ratio certified / vandermonde: {c_min / v_min:.2f}x (median {c_med / v_med:.2f}x); "
           f"certified / blocked: {c_min / b_min:.2f}x (median {c_med / b_med:.2f}x)")
     print(f"  the float64 vandermonde kernel lies within the disks up to {max(err, 0):.2e}")
+
+
+def main_dplr(args) -> None:
+    sd = dplr_state_dict(args.H, args.N, args.L)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "layer.npz")
+        np.savez(path, **sd)
+        f_min, f_med, Kf = timed(lambda: dplr_kernels(sd, args.L), args.repeat)
+        eps = 1e-12 * float(np.max(np.abs(Kf)))
+        c_min, c_med, rep = timed(lambda: certify_model(path, L=args.L, eps=eps), args.repeat)
+        if args.one_by_one:
+            from s4cert.certs.checkpoint import certify
+            saved = certify.dplr_float64
+            certify.dplr_float64 = lambda *a, **k: None
+            try:
+                o_min, o_med, _ = timed(lambda: certify_model(path, L=args.L, eps=eps), 1)
+            finally:
+                certify.dplr_float64 = saved
+    k = rep.kernels[0]
+    err = float(np.max(np.abs(Kf - k.mid[0]) - k.rad[0]))
+    print(f"DPLR H={args.H} N={args.N} L={args.L}: {args.H} kernels, eps = 1e-12 max|K| = {eps:.3e}")
+    print(f"  float64 S4 filter (zgemm Cauchy, Woodbury, ifft): min {f_min:.3f}s  median {f_med:.3f}s")
+    print(f"  certified ({', '.join(k.info.get('arithmetic', []))}): min {c_min:.3f}s  median {c_med:.3f}s; "
+          f"status {k.status}, max radius {k.max_rad:.3e}")
+    print(f"  ratio certified / float64: {c_min / f_min:.2f}x (median {c_med / f_med:.2f}x)")
+    if args.one_by_one:
+        print(f"  one kernel at a time (no layer pass): {o_min:.3f}s = {o_min / c_min:.2f}x the layer pass")
+    print(f"  the float64 kernel lies within the disks up to {max(err, 0):.2e}")
 
 
 if __name__ == "__main__":

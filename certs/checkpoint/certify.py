@@ -5,10 +5,11 @@ The result holds float64 arrays ``mid`` and ``rad`` of shape (channels, H, L) wi
 
 * diagonal modules: the kernels are evaluated in ball arithmetic
   (``algorithms.s4.diagonal``), the precision doubled until every radius is at most eps;
-* DPLR modules: each (channel, head) is an exact-step-1 DPLR model certified by
-  :func:`s4cert.certs.kernel.certify_kernel`; a stored C~ for ``l_kernel`` points is
-  handed over as C~ when ``l_kernel`` is the filter's length M, else turned back into C
-  (``algorithms.s4.c_tilde.c_from_c_tilde``).
+* DPLR modules: each (channel, head) is an exact-step-1 DPLR model; all of them go
+  first through the float64 route at once (``dplr_float64``), and a kernel whose radius
+  misses eps there is certified by :func:`s4cert.certs.kernel.certify_kernel`; a stored
+  C~ for ``l_kernel`` points is handed over as C~ when ``l_kernel`` is the filter's
+  length M, else turned back into C (``algorithms.s4.c_tilde.c_from_c_tilde``).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from ..errors import CertificationError
 from ..io.numbers import arb_parts, rational_string
 from ..kernel import certify_kernel
 from .compare import float_up
+from .dplr_float64 import dplr_float64
 from .layouts import KernelModule
 from .semantics import diagonal_module, dplr_module
 
@@ -147,7 +149,8 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
 
 
 def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str):
-    """One kernel of a DPLR module (step 1), through certify_kernel."""
+    """One kernel of a DPLR module (step 1), through certify_kernel (``eps``: the absolute
+    target, or None for the relative one)."""
     M = next_power_of_two(L)
     l = L if l is None else l
     c_tilde = None
@@ -253,9 +256,11 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     mid = np.zeros((channels, len(heads), L))
     rad = np.zeros_like(mid)
     targets, bits, arith, exact = [], 0, set(), {}
-    fast = _diagonal_float64(mod, heads, channels, L) if mod.kind == "diag" and arithmetic != "ball" else None
     refused = []
     dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
+    fast = None
+    if arithmetic != "ball":
+        fast = _diagonal_float64(mod, heads, channels, L) if dm is None else dplr_float64(dm.models, dm.l_kernel, L)
     for i, h in enumerate(heads):
         for c in range(channels):
             try:
@@ -266,7 +271,10 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
                     m, r, t, p, e = _diagonal_kernel(mod, h, c, L, eps, max_prec)
                     a = "ball"
                 else:
-                    m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, eps, max_prec,
+                    # the float64 pass's midpoints give the relative target without a rerun
+                    known = eps if eps is not None or fast is None or not np.all(np.isfinite(fast[1][c, i])) \
+                        else _target(None, fast[0][c, i])
+                    m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, known, max_prec,
                                                     f"channel {c}, head {h}")
             except _Refusal as why:
                 # this kernel is reported; the others still finish (its disks say nothing: rad = inf)
@@ -325,9 +333,10 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
     """Certify every (channel, head) kernel of a module at length L (``heads``: a subset).
 
     ``eps``: an absolute bound on every radius, or None for ``DEFAULT_REL_EPS`` times the
-    largest |K| of each kernel.  Diagonal modules go first through the float64 route
-    (every kernel of the group at once; ``arithmetic="ball"`` skips it); a kernel whose
-    radius misses eps there is certified in ball arithmetic.  A module that cannot be certified comes back with
+    largest |K| of each kernel.  Every kernel of the group goes first through the float64
+    route, all at once (``arithmetic="ball"`` skips it); a kernel whose radius misses eps
+    there is certified one at a time (DPLR: ``certify_kernel``, which tries double-double
+    disks before balls; diagonal: balls).  A module that cannot be certified comes back with
     ``status = "refused"`` and the reason; bad input raises ValueError.
     """
     if not isinstance(L, int) or isinstance(L, bool) or not 1 <= L <= 1 << 24:

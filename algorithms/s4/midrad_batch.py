@@ -1,0 +1,203 @@
+"""The float64 route for many kernels at once: every output vector of every head of a layer.
+
+The kernels of one S4 layer come in heads that share a state matrix (Lambda, P, Q, B
+and the step) and differ in their output vector C~ (one per channel).  This runs
+``midrad.filter_kernel_midrad``'s procedure for all of them together
+(``proofs/midrad_batch.md``):
+
+1. per head, the set-up in ball arithmetic once (partition, poles mu_j, gains g_j and the
+   weights that do not involve C~), and the products g_j v_j (v = B, the columns of P)
+   rounded to disks; the C~ weights are then conj(C~_j) (g_j v_j), one disk product per
+   channel;
+2. per head, one call of the direct Cauchy sums for all of its weight sets (the shared
+   ones and every channel's), on the head's poles;
+3. for a chunk of heads, the blocks of all its kernels laid end to end (kernel-major,
+   M roots each), and the correction, its Gauss-Jordan inverse and H as one pass of
+   numpy over those arrays; H(-1) of each kernel from its balls;
+4. the inverse DFT of every kernel's row at once, each with its own bound.
+
+Each step is the single-kernel route's, on longer arrays, so the single route's proof
+covers every kernel.  A head whose set-up does not end ok, or a chunk where some disk
+cannot decide a pivot, is reported (its kernels' rows are NaN with infinite radius) and
+the other kernels still come back.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from flint import ctx
+
+from ...arith import BallField
+from ...arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
+from ..linalg import dot
+from . import correction
+from ..dft import next_power_of_two
+from .dplr import DPLR, check_length
+from .midrad import DiskArrays, _disks, cauchy_direct_midrad, disk_setup, gauss_jordan_inverse, idft_midrad_rows
+
+#: a chunk of kernels holds at most this many (kernel, root) disks in each array
+CHUNK_DISKS = 1 << 19
+
+
+@dataclass
+class Head:
+    """One head of a layer: its model (the C it holds is not used), the C~ for the grid's
+    M points of each of its kernels, and the exact partition (the j with
+    lambda_j = -2/step) when it was decided elsewhere."""
+
+    model: DPLR
+    c_tildes: Sequence[list]
+    exceptional: list[int] | None = None
+
+
+@dataclass
+class _Prepared:
+    """A head after steps 1-2: its kernels' blocks over the grid, and what H(-1) needs."""
+
+    blocks: list[dict]
+    half_delta: Any
+    c_tildes: Sequence[list]
+    B: list
+
+
+def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prepared:
+    """Steps 1 and 2 for one head; raises _HeadFailed or RangeError."""
+    su = disk_setup(head.model, step, L, head.c_tildes[0], head.exceptional, prec)
+    if not su.ok:
+        raise _HeadFailed(f"{su.status}: {su.info.get('reason', '')}".rstrip(": "))
+    _, M, F, st = su.value
+    r = head.model.r
+    shared = [k for k in st.weights if k[0] != "C"]
+    right = {("C", "B"): st.m.B, **{("C", i): [row[i] for row in st.m.P] for i in range(r)}}
+    ckeys = list(right)
+    gv = {key: _disks(F, [F.mul(g, v[j]) for g, j in zip(st.gains, st.regular)]) for key, v in right.items()}
+    weights = [_disks(F, st.weights[k]) for k in shared]
+    c_tildes = [[F.from_number(x) for x in ct] for ct in head.c_tildes]
+    for ct in c_tildes:
+        cj = _disks(F, [F.conj(ct[j]) for j in st.regular]) if st.regular else None
+        weights += [cj.mul(gv[key]) if cj is not None else gv[key] for key in ckeys]
+    poles = dd_from_balls(st.poles)
+    sums, _ = cauchy_direct_midrad(roots_dd, poles, weights)
+    base = dict(zip(shared, sums[:len(shared)]))
+    for key in shared:
+        if key in st.offsets:
+            base[key] = _add_constant(F, base[key], st.offsets[key])
+    blocks = []
+    for c, ct in enumerate(c_tildes):
+        mine = dict(zip(ckeys, sums[len(shared) + c * len(ckeys): len(shared) + (c + 1) * len(ckeys)]))
+        if st.exceptional:
+            conj_ct = [F.conj(ct[j]) for j in st.exceptional]
+            for key, v in right.items():
+                const = F.mul(st.half_delta, dot(F, conj_ct, [v[j] for j in st.exceptional]))
+                mine[key] = _add_constant(F, mine[key], const)
+        blocks.append({**base, **mine})
+    return _Prepared(blocks, st.half_delta, c_tildes, st.m.B)
+
+
+def _add_constant(F, s: MR, const: Any) -> MR:
+    cd = _disks(F, [const])
+    return s.add(MR(np.full(len(s), cd.mid[0]), np.full(len(s), cd.rad[0])))
+
+
+class _HeadFailed(Exception):
+    """A head whose set-up did not end ok (the reason)."""
+
+
+def _concat(parts: list[MR]) -> MR:
+    return MR(np.concatenate([p.mid for p in parts]), np.concatenate([p.rad for p in parts]))
+
+
+def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 3 and 4 for the kernels of some prepared heads: (mid, R) of shape (K, M), (K,)."""
+    kernels = [(p, c) for p in prepared for c in range(len(p.blocks))]
+    K = len(kernels)
+    keys = list(kernels[0][0].blocks[0])
+    blocks = {key: _concat([p.blocks[c][key] for p, c in kernels]) for key in keys}
+    D = DiskArrays(K * M)
+    beta = MR(np.tile(Z.mid, K), np.tile(Z.rad, K)).add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
+    W = correction.matrix(D, blocks, beta, r)
+    minus_one = correction.minus_one_index(M)
+    at = None if minus_one is None else minus_one + M * np.arange(K)
+    if at is not None:
+        for i in range(r):  # at z = -1 the correction is not used: keep its pivots harmless
+            for c in range(r):
+                W[i][c].mid[at] = 1.0 if i == c else 0.0
+                W[i][c].rad[at] = 0.0
+    Winv = gauss_jordan_inverse(W)
+    v = correction.rhs(blocks, r)
+    H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
+    if at is not None:
+        h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
+        H.mid[at], H.rad[at] = h.mid, h.rad
+    return idft_midrad_rows(H.mid.reshape(K, M), H.rad.reshape(K, M), Z)
+
+
+def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 128,
+                          progress=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Every kernel of ``heads`` (head-major, then each head's C~ in order) at length L on
+    float64 disks: ``(mid, rad, failed)`` with mid and rad of shape (kernels, L) and
+    |K - mid| <= rad for each kernel's true kernel, and ``failed`` mapping a kernel's
+    row to why it was not done (its row NaN, its radius inf).  All heads share the rank
+    r; the set-up runs in ``BallField(prec)``; ``progress(done, total)`` is called after
+    each chunk.
+
+    >>> from s4cert.algorithms.s4.dplr import DPLR
+    >>> m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
+    >>> mid, rad, failed = filter_kernels_midrad([Head(m, [[1, -1], [2, 0]])], 0.5, 8)
+    >>> mid.shape, bool(rad.max() < 1e-13), failed
+    ((2, 8), True, {})
+    """
+    L = check_length(L)
+    if not heads:
+        return np.zeros((0, L)), np.zeros((0, L)), {}
+    r = heads[0].model.r
+    if any(h.model.r != r for h in heads):
+        raise ValueError("filter_kernels_midrad: every head must have the same rank r")
+    M = next_power_of_two(L)
+    rows = [len(h.c_tildes) for h in heads]
+    total = sum(rows)
+    mid = np.full((total, L), np.nan, dtype=np.complex128)
+    rad = np.full((total, L), np.inf)
+    failed: dict[int, str] = {}
+    Z, roots_dd = roots_of_unity(M), roots_of_unity_dd(M)
+    F = BallField(prec)
+    per_chunk = max(1, CHUNK_DISKS // M)
+    pending: list[tuple[int, _Prepared]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        try:
+            m, R = _chunk([p for _, p in pending], r, M, Z, F)
+            k = 0
+            for row, p in pending:
+                n = len(p.blocks)
+                mid[row:row + n] = m[k:k + n, :L]
+                rad[row:row + n] = R[k:k + n, None]
+                k += n
+        except (RangeError, ArithmeticError, ValueError) as e:
+            for row, p in pending:
+                for c in range(len(p.blocks)):
+                    failed[row + c] = f"float64 disks: {e}"
+        done = pending[-1][0] + len(pending[-1][1].blocks)
+        pending.clear()
+        if progress:
+            progress(done, total)
+
+    start = 0
+    for h, n in zip(heads, rows):
+        try:
+            with ctx.workprec(prec):  # the field's operations then skip their precision switches
+                p = _prepare(h, step, L, prec, roots_dd)
+            if sum(len(q.blocks) for _, q in pending) + n > per_chunk:
+                flush()
+            pending.append((start, p))
+        except (_HeadFailed, RangeError, ArithmeticError) as e:
+            for c in range(n):
+                failed[start + c] = str(e) if isinstance(e, _HeadFailed) else f"float64 disks: {e}"
+        start += n
+    flush()
+    return mid, rad, failed

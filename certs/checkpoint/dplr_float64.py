@@ -1,0 +1,85 @@
+"""Every kernel of a DPLR module at once on float64 disks (``algorithms.s4.midrad_batch``).
+
+Each head is checked as ``certify_kernel`` checks one model before its float64 route
+(the floating-point environment, the exact partition lambda_j = -2/step, no pole on the
+root grid, and, with a supplied C~, G = I - (step/2) A invertible); C~ for the grid's M
+points is the stored C when ``l_kernel`` is M, and is otherwise formed in balls from C
+(recovered from the stored C~ for ``l_kernel`` points, or read as C when ``l_kernel``
+is 0).  A head that fails a check, or a kernel the disks cannot decide, is left to the
+caller (its rows NaN, radius inf), which certifies it one kernel at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.c_tilde import c_from_c_tilde, c_tilde as form_c_tilde
+from ...algorithms.s4.dplr import DPLR
+from ...algorithms.s4.midrad_batch import Head, filter_kernels_midrad
+from ...arith import BallField, fpenv
+from .. import routing
+from ..ball_run import C_TILDE_METHOD
+
+#: bits of the balls of the set-up and of any C~ formed here (as the single route's)
+SETUP_PREC = 128
+
+
+def _c_tildes(models: list[DPLR], l: int, M: int) -> list[list] | None:
+    """C~ for M points of each channel's model (see the module docstring), or None."""
+    if l == M:
+        return [m.C for m in models]
+    F = BallField(SETUP_PREC)
+    out = []
+    for m in models:
+        if l > 0:
+            back = c_from_c_tilde(BallField(2 * SETUP_PREC), m, 1, l, m.C, method="dense-squaring")
+            if not back.ok:
+                return None
+            m = DPLR(Lambda=m.Lambda, P=m.P, Q=m.Q, B=m.B, C=back.value)
+        ct = form_c_tilde(F, m, 1, M, method=C_TILDE_METHOD)
+        if not ct.ok:
+            return None
+        out.append(ct.value)
+    return out
+
+
+def _head(models: list[DPLR], l: int, M: int) -> Head | None:
+    """The batch's head for one head's models (one per channel), or None when a check fails."""
+    m = models[0]
+    exceptional = routing.exact_partition(m, 1)
+    if exceptional is None or routing.exact_collisions(m, 1, M, exceptional):
+        return None
+    cts = _c_tildes(models, l, M)
+    if cts is None:
+        return None
+    if l == M and routing.g_not_invertible(m, 1, routing.exact_inputs(m, 1, cts[0])):
+        return None
+    return Head(m, cts, exceptional)
+
+
+def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progress=None) \
+        -> tuple[np.ndarray, np.ndarray] | None:
+    """(mid, rad), real float64 arrays of shape (channels, heads, L), of the kernels of
+    ``models[channel][head]`` (step 1; C the stored C~ for ``l_kernel`` points, None
+    meaning L), with |K - mid| <= rad where rad is finite; None when the floating-point
+    environment rules the route out."""
+    if not fpenv.probe().ok:
+        return None
+    channels, H = len(models), len(models[0])
+    M = next_power_of_two(L)
+    l = L if l_kernel is None else l_kernel
+    heads, where = [], []
+    for i in range(H):
+        head = _head([models[c][i] for c in range(channels)], l, M)
+        if head is not None:
+            heads.append(head)
+            where.append(i)
+    mid = np.full((channels, H, L), np.nan)
+    rad = np.full((channels, H, L), np.inf)
+    if not heads:
+        return mid, rad
+    m, r, _ = filter_kernels_midrad(heads, 1, L, prec=SETUP_PREC, progress=progress)
+    # the kernel is real: |Re K - Re mid| <= |K - mid| <= rad
+    mid[:, where] = m.real.reshape(len(where), channels, L).transpose(1, 0, 2)
+    rad[:, where] = r.reshape(len(where), channels, L).transpose(1, 0, 2)
+    return mid, rad

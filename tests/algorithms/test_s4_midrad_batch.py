@@ -1,0 +1,119 @@
+"""Tests of the float64 route for many kernels at once (algorithms/s4/midrad_batch.py,
+proofs/midrad_filter.md, "Many kernels at once").
+
+Every check is containment, decided exactly, of an exact kernel or of a 320-bit ball run
+in the batch's disks, kernel by kernel."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from s4cert.algorithms.models.hippo_float64 import dplr_float64
+from s4cert.algorithms.s4 import midrad_batch
+from s4cert.algorithms.s4.dplr import DPLR
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.algorithms.s4.midrad import filter_kernel_midrad
+from s4cert.algorithms.s4.midrad_batch import Head, filter_kernels_midrad
+from tests.algorithms.test_s4_midrad import REF, disk_holds_ball, disk_holds_exact
+from tests.helpers import exact_kernel, gaussian, random_dplr
+
+
+def _with_c(m: DPLR, C: list) -> DPLR:
+    return DPLR(Lambda=m.Lambda, P=m.P, Q=m.Q, B=m.B, C=C)
+
+
+@st.composite
+def layer(draw):
+    """Heads of random Gaussian-rational models (some lambda_j = -2/step), each with a few
+    output vectors C~ (taken as C~ for the grid)."""
+    r = draw(st.integers(1, 2))
+    step = draw(st.sampled_from([Fraction(1, 2), Fraction(1, 3)]))
+    heads = []
+    for _ in range(draw(st.integers(1, 3))):
+        m = random_dplr(draw, draw(st.integers(1, 4)), r, step, draw(st.booleans()))
+        g = gaussian(12, 6)
+        cts = [[draw(g) for _ in range(m.N)] for _ in range(draw(st.integers(1, 3)))]
+        heads.append((m, cts))
+    return heads, step, draw(st.integers(1, 12))
+
+
+@given(layer())
+def test_every_kernel_is_contained(problem):
+    """Random heads, ranks 1 and 2, exceptional indices: each kernel's disks contain its
+    exact kernel (the kernel of C = (I - Abar^M)^-* C~, whose filter is exactly what the
+    route evaluates), or the kernel is reported failed."""
+    from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
+    from s4cert.arith import ExactField
+    from s4cert.certs.routing import exact_partition
+    heads, step, L = problem
+    M = 1 << max(0, (L - 1).bit_length())
+    batch = [Head(m, cts, exact_partition(m, step)) for m, cts in heads]
+    mid, rad, failed = filter_kernels_midrad(batch, step, L)
+    row = 0
+    E = ExactField(4)
+    for m, cts in heads:
+        for ct in cts:
+            if row in failed:
+                row += 1
+                continue
+            back = c_from_c_tilde(E, m, step, M, [E.from_number(x) for x in ct], method="dense-squaring")
+            if not back.ok:  # I - Abar^M singular: no C has this C~; nothing to compare with
+                row += 1
+                continue
+            exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
+            for mm, r, (re, im) in zip(mid[row], rad[row], exact):
+                assert disk_holds_exact(complex(mm), float(r), re, im)
+            row += 1
+    assert row == len(mid)
+
+
+@pytest.mark.parametrize("chunk", [1 << 19, 64])
+def test_legs_layer_matches_the_single_route(monkeypatch, chunk):
+    """Heads of LegS at different steps, three channels each, in one chunk and in chunks of
+    one kernel: every kernel's disks contain the 320-bit run, and the radii are within a
+    factor 2 of the single-kernel route's."""
+    monkeypatch.setattr(midrad_batch, "CHUNK_DISKS", chunk)
+    base = dplr_float64("legs", 8)
+    rng = np.random.default_rng(1)
+    L, heads, steps = 64, [], [0.01, 0.1]
+    for _ in steps:
+        heads.append([list(rng.standard_normal(8) + 1j * rng.standard_normal(8)) for _ in range(3)])
+    # one step per call: the route takes one step for all heads
+    for step, cts in zip(steps, heads):
+        mid, rad, failed = filter_kernels_midrad([Head(base, cts), Head(base, cts[:1])], step, L)
+        assert not failed and mid.shape == (4, L)
+        for k, ct in enumerate(cts + cts[:1]):
+            ref = filter_kernel(REF, base, step, L, c_tilde=ct, cauchy="direct")
+            one = filter_kernel_midrad(base, step, L, c_tilde=ct)
+            assert ref.ok and one.ok
+            for mm, r, b in zip(mid[k], rad[k], ref.value):
+                assert disk_holds_ball(complex(mm), float(r), b)
+            assert float(rad[k].max()) <= 2 * float(one.value[1].max())
+
+
+def test_a_failing_head_leaves_the_others():
+    """A head whose partition cannot be decided (a ball lambda containing -2/step) is
+    reported for each of its kernels; the other head's kernels come back contained."""
+    from flint import acb, arb
+    good = DPLR([-1.0, -2.5], [0.5, 0.25], [1, 1], [1, -1])
+    bad = DPLR([acb(arb(-4, 1e-3)), -1.0], [0.5, 0.25], [1, 1], [1, -1])
+    cts = [[1, -1], [0.5j, 2]]
+    mid, rad, failed = filter_kernels_midrad([Head(bad, cts), Head(good, cts)], 0.5, 16)
+    assert sorted(failed) == [0, 1] and "undecided" in failed[0]
+    assert np.all(np.isinf(rad[:2])) and np.all(np.isfinite(rad[2:]))
+    for k, ct in zip((2, 3), cts):
+        ref = filter_kernel(REF, good, 0.5, 16, c_tilde=ct, cauchy="direct")
+        for mm, r, b in zip(mid[k], rad[k], ref.value):
+            assert disk_holds_ball(complex(mm), float(r), b)
+
+
+def test_bad_input():
+    m1 = DPLR([-1.0], [0.5], [1], [1])
+    m2 = DPLR([-1.0], [[0.5, 1]], [1], [1], Q=[[1, 1]])
+    with pytest.raises(ValueError):
+        filter_kernels_midrad([Head(m1, [[1]]), Head(m2, [[1]])], 0.5, 4)
+    with pytest.raises(ValueError):
+        filter_kernels_midrad([Head(m1, [[1]])], 0.5, 0)
+    mid, rad, failed = filter_kernels_midrad([], 0.5, 4)
+    assert mid.shape == (0, 4) and not failed

@@ -1,0 +1,70 @@
+"""DPLR modules through the layer's float64 pass (certs/checkpoint/dplr_float64.py,
+proofs/midrad_batch.md): every kernel of a module in one pass, the fixtures' float64 kernels
+contained, and the kernels the pass cannot take certified one at a time."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from s4cert.certs.checkpoint import certify, dplr_float64 as fast
+from s4cert.certs.checkpoint.model import certify_model
+from tests.certs.checkpoint.test_model import DATA, FIXTURES, allowance, fixture, options_of
+
+DPLR_FIXTURES = [n for n in FIXTURES if fixture(n)[0]["kernel"]["class_name"] == "SSMKernelDPLR"]
+FLOAT64 = "float64 midpoint-radius"
+
+
+def _no_single_kernels(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a kernel went through certify_kernel")
+    monkeypatch.setattr(certify, "certify_kernel", refuse)
+
+
+def test_there_are_dplr_fixtures():
+    assert len(DPLR_FIXTURES) >= 4
+
+
+@pytest.mark.parametrize("name", DPLR_FIXTURES)
+def test_one_pass_contains_the_reference_float64_kernel(monkeypatch, name):
+    """At eps = 1e-9 max|K| every kernel of the module (tied and untied steps, rank 2, two
+    channels, n_ssm = 2, l_kernel 0, 96, 160, 256) comes from the layer's pass, none through
+    certify_kernel, and the disks contain the reference's float64 kernel."""
+    meta, ref = fixture(name)
+    L = int(ref["L"])
+    _no_single_kernels(monkeypatch)
+    eps = 1e-9 * float(np.max(np.abs(ref["float64"])))
+    k = certify_model(DATA / f"{name}.pt", L=L, eps=eps, **options_of(meta)).kernels[0]
+    assert k.status == "ok" and k.info["arithmetic"] == [FLOAT64]
+    assert k.max_rad <= eps
+    assert np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+
+
+def test_kernels_below_the_pass_reach_go_one_at_a_time(monkeypatch):
+    """eps below the float64 radii: every kernel is certified by certify_kernel (on
+    double-double disks), and the pass's midpoints gave the relative target."""
+    name = DPLR_FIXTURES[0]
+    meta, ref = fixture(name)
+    L = int(ref["L"])
+    calls = []
+    real = certify.certify_kernel
+    monkeypatch.setattr(certify, "certify_kernel", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    eps = 1e-20 * float(np.max(np.abs(ref["float64"])))
+    k = certify_model(DATA / f"{name}.pt", L=L, eps=eps, **options_of(meta)).kernels[0]
+    assert k.status == "ok" and FLOAT64 not in k.info["arithmetic"]
+    assert len(calls) == k.channels * k.H
+    assert np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+
+
+def test_an_unfit_environment_skips_the_pass(monkeypatch):
+    """When the floating-point probe fails the pass does not run (its proof assumes round
+    to nearest); every kernel is certified one at a time."""
+    from s4cert.arith import fpenv
+
+    class Bad:
+        ok, reason = False, "rounding toward zero"
+    monkeypatch.setattr(fpenv, "probe", lambda: Bad())
+    name = DPLR_FIXTURES[0]
+    meta, ref = fixture(name)
+    assert fast.dplr_float64([[None]], None, 4) is None
+    k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=1e-6, **options_of(meta)).kernels[0]
+    assert k.status == "ok" and FLOAT64 not in k.info["arithmetic"]

@@ -4,7 +4,7 @@
                   [--step S] [--eps E] [--mode ball|a-priori|exact] [--seed K]
                   [--out FILE.json] [--npz FILE.npz] [--json] [--force]
     s4cert audit FILE.json [--json]
-    s4cert compare FILE.json OTHER.npy|.npz [--key K] [--json]
+    s4cert compare FILE.json OTHER.npy|.npz [--key K] [--no-tighten] [--json]
     s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
     s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
     s4cert plot FILE.json [--compare OTHER.npy|.npz] -o FIG.png
@@ -32,10 +32,9 @@ from typing import Any
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.models.lmu_audit import lmu_audit
 from ..algorithms.s4.dplr import check_length
-from . import limits, plot
+from . import cli_compare, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
-from .compare import compare_with
 from .counts import count_filter
 from .errors import CertificationError
 from .examples import example_model
@@ -169,11 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json_flag(a)
     a.add_argument("--quiet", action="store_true", help="no progress display")
 
-    c = sub.add_parser("compare", help="certified errors of another kernel against a kernel file")
-    c.add_argument("file", metavar="FILE.json", help="the certified kernel file")
-    c.add_argument("other", metavar="OTHER.npy|.npz", help="the other kernel: one vector of length L")
-    c.add_argument("--key", help="array name inside an .npz holding several arrays")
-    _json_flag(c)
+    cli_compare.add_parser(sub, _json_flag)
 
     n = sub.add_parser("count", help="operation and peak-word counts of the filter")
     n.add_argument("-N", type=_int_list, default=[16, 64], help="state sizes, comma-separated (default 16,64)")
@@ -329,7 +324,7 @@ def cmd_kernel(args) -> int:
     return 0
 
 
-# -- audit, compare ----------------------------------------------------------------
+# -- audit ------------------------------------------------------------------------
 
 def _print_json(value: Any) -> None:
     print(json.dumps(json_value(value, "result"), indent=1, allow_nan=False))
@@ -355,15 +350,6 @@ def cmd_audit(args) -> int:
     failed = [name for name, passed, _ in report.checks if not passed]
     print(f"s4cert: audit failed: {', '.join(failed)}", file=sys.stderr)
     return 1
-
-
-def cmd_compare(args) -> int:
-    report = compare_with(args.file, args.other, key=args.key)
-    if args.json:
-        _print_json(dict(vars(report)))
-    else:
-        print(report.summary())
-    return 0
 
 
 # -- count ---------------------------------------------------------------------------
@@ -414,7 +400,7 @@ def cmd_model(args) -> int:
     return model_command.cmd_model(args, _number)
 
 
-COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cmd_compare, "count": cmd_count,
+COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cli_compare.cmd_compare, "count": cmd_count,
             "lmu-audit": cmd_lmu_audit, "plot": plot.cmd_plot, "model": cmd_model}
 
 

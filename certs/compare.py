@@ -1,10 +1,18 @@
 """Comparison of another implementation's kernel with a certified kernel file:
-certified lower and upper bounds of its error."""
+certified lower and upper bounds of its error, absolute and relative to max|K|.
+
+When the other kernel's error is within ``TIGHTEN_FACTOR`` of the file's largest radius
+(the interval would be too wide to say anything sharp), the kernel is certified again
+from the file's own inputs with eps about the error over ``TIGHTEN_EPS_FACTOR``
+(``certify_kernel(..., arithmetic="auto")``: float64 disks, then double-double disks,
+then balls), and the bounds of both certificates are intersected.  The file is never
+written."""
 from __future__ import annotations
 
 import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -12,9 +20,19 @@ from flint import acb, arb, ctx
 
 from ..arith.ball import float_lower, float_upper
 
-from .audit.checks import pt_max
-from .io.kernel_file import load_kernel
-from .io.numbers import exact_arb
+from . import limits
+from .audit.checks import pt_max, pt_min
+from .errors import CertificationError
+from .io.kernel_file import KernelFile, kernel_entries, load_kernel
+from .io.numbers import dyadic_bits, exact_arb
+from .kernel import CertifiedKernel, certify_kernel
+
+#: tighten when the largest radius is above the other kernel's error over this factor
+TIGHTEN_FACTOR = 100
+#: the tighter certification asks for eps = (the other kernel's error) / this
+TIGHTEN_EPS_FACTOR = 1000
+#: at most this many tighter certifications (the error estimate moves with the midpoints)
+TIGHTEN_ROUNDS = 3
 
 
 @dataclass
@@ -22,8 +40,11 @@ class CompareReport:
     """Errors of another kernel ``o`` against the certified one, with certified bounds:
     ``abs_error`` = max_j |o_j - K_j| lies in ``abs_error_bounds``; ``rel_error`` =
     abs_error / max_j |K_j| lies in ``rel_error_bounds``; ``kernel_max_bounds`` encloses
-    max_j |K_j|.  The plain values are computed from the stored midpoints (estimates);
-    the bounds are rounded outward to floats."""
+    max_j |K_j|.  The plain values are computed from the midpoints (estimates); the bounds
+    are rounded outward to floats.  ``max_radius`` is the largest radius of the disks the
+    bounds come from; ``tightened`` (None when the file's disks were narrow enough) says
+    from which radius and arithmetic to which the kernel was certified again, at which
+    eps, or why that was not done (``tightened_text`` says it in a line)."""
 
     path: str
     L: int
@@ -34,14 +55,29 @@ class CompareReport:
     kernel_max_bounds: tuple[float, float]
     worst_index: int
     digest_ok: bool = True
+    max_radius: float = 0.0
+    tightened: dict | None = None
 
     def summary(self) -> str:
-        a, r = self.abs_error_bounds, self.rel_error_bounds
+        a, r, k = self.abs_error_bounds, self.rel_error_bounds, self.kernel_max_bounds
         lines = [f"max abs error {self.abs_error:.6e}  (certified in [{a[0]:.6e}, {a[1]:.6e}]) at index {self.worst_index}",
-                 f"max rel error {self.rel_error:.6e}  (certified in [{r[0]:.6e}, {r[1]:.6e}]; relative to max|K|)"]
+                 f"max rel error {self.rel_error:.6e}  (certified in [{r[0]:.6e}, {r[1]:.6e}]; relative to "
+                 f"max|K|, certified in [{k[0]:.6e}, {k[1]:.6e}])"]
         if not self.digest_ok:
             lines.append("warning: the kernel file's digest does not match its content")
         return "\n".join(lines)
+
+
+def tightened_text(t: dict) -> str:
+    """One line saying how the kernel was certified again (or why not)."""
+    fr = t["from"]
+    head = (f"the other kernel's error (about {t['error']:.3e}) is within {TIGHTEN_FACTOR}x of the "
+            f"certified radius {fr['max_radius']:.3e} ({fr['arithmetic']})")
+    if "to" not in t:
+        return f"{head}; not certified again: {t['reason']}"
+    to = t["to"]
+    return (f"{head}: certified again at eps {to['eps']:.3e} on the next tighter route ({to['arithmetic']}), "
+            f"radius {to['max_radius']:.3e}")
 
 
 def read_other(other: Any, key: str | None) -> np.ndarray:
@@ -75,30 +111,36 @@ def read_other(other: Any, key: str | None) -> np.ndarray:
     raise ValueError(f"{path}: expected a .npy or .npz file")
 
 
-def compare_with(path: Any, other: Any, *, key: str | None = None) -> CompareReport:
-    """Bound the error of ``other`` (a .npy/.npz path or an array of length L; a real array
-    is compared as real) against the certified kernel in ``path``.  For every j,
-    |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j], computed in ball
-    arithmetic from the exact stored midpoints and radii.  A file whose digest does not
-    match its content is refused (ValueError)."""
-    kf = load_kernel(path)
-    if not kf.digest_ok:
-        raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "
-                         "no certified bounds from it")
-    o = np.asarray(read_other(other, key))
-    if o.ndim != 1:
-        raise ValueError(f"the other kernel must be a vector, got shape {o.shape}")
-    if o.shape[0] != kf.L:
-        raise ValueError(f"the other kernel has length {o.shape[0]}, the certified one L = {kf.L}")
-    if o.dtype.kind not in "iufc":
-        raise ValueError(f"the other kernel must hold numbers, got dtype {o.dtype}")
-    if o.dtype.kind in "fc" and not np.all(np.isfinite(o)):
-        raise ValueError(f"the other kernel has a non-finite entry at index {int(np.argmin(np.isfinite(o)))}")
-    prec = kf.prec + 64
+@dataclass
+class _Bounds:
+    """Exact arb points: e_lo <= max|o - K| <= e_hi, k_lo <= max|K| <= k_hi; and the
+    estimates max|o - mid| (at ``worst``) and max|mid| from the midpoints."""
+
+    e_lo: arb
+    e_hi: arb
+    k_lo: arb
+    k_hi: arb
+    error: float
+    worst: int
+    scale: float
+    max_radius: float
+
+    def meet(self, other: "_Bounds") -> "_Bounds":
+        """Both hold, so their intersection holds; the estimates of ``other``."""
+        return _Bounds(pt_max(self.e_lo, other.e_lo), pt_min(self.e_hi, other.e_hi),
+                       pt_max(self.k_lo, other.k_lo), pt_min(self.k_hi, other.k_hi),
+                       other.error, other.worst, other.scale, other.max_radius)
+
+
+def _bounds(mid: list[tuple[Fraction, Fraction]], rad: list[Fraction], o: np.ndarray) -> _Bounds:
+    """For every j, |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j] and
+    |K_j| in [|mid_j| - rad_j, |mid_j| + rad_j], computed in ball arithmetic from the exact
+    midpoints and radii; the maxima of the ends bound the maxima."""
+    prec = max([64] + [dyadic_bits(x) for pair in mid for x in pair]) + 128
     e_lo = e_hi = k_lo = k_hi = arb(0)
-    est, scale, worst = [], [], 0
+    est, scale = [], []
     with ctx.workprec(prec):
-        for j, ((a, b), r) in enumerate(zip(kf.mid, kf.rad)):
+        for j, ((a, b), r) in enumerate(zip(mid, rad)):
             x = complex(o[j])
             m = acb(exact_arb(a, prec=prec), exact_arb(b, prec=prec))
             dist = abs(acb(x.real, x.imag) - m)
@@ -112,12 +154,83 @@ def compare_with(path: Any, other: Any, *, key: str | None = None) -> CompareRep
             k_hi = pt_max(k_hi, (mod + rb).upper())
             est.append(float(dist.mid()))
             scale.append(float(mod.mid()))
-        worst = int(np.argmax(est))
-        rel_lo = (e_lo / k_hi).lower() if k_hi > 0 else arb(0)
-        rel_hi = (e_hi / k_lo).upper() if k_lo > 0 else arb("inf")
-    abs_err = est[worst]
-    kmax = max(scale)
-    return CompareReport(kf.path, kf.L, abs_err, (float_lower(e_lo), float_upper(e_hi)),
-                         abs_err / kmax if kmax > 0 else math.inf,
+    worst = int(np.argmax(est)) if est else 0
+    return _Bounds(e_lo, e_hi, k_lo, k_hi, est[worst] if est else 0.0, worst, max(scale, default=0.0),
+                   float_upper(exact_arb(max(rad, default=Fraction(0)))))
+
+
+def _arithmetic(certificate: dict, mode: str) -> str:
+    """The route that certified: the disk arithmetic, else balls at their precision, else the mode."""
+    if certificate.get("arithmetic"):
+        return str(certificate["arithmetic"])
+    bits = certificate.get("precision_bits")
+    return f"ball arithmetic, {bits} bits" if mode == "ball" and bits else f"{mode} mode"
+
+
+def _too_wide(b: _Bounds) -> bool:
+    """The largest radius is above the error estimate over TIGHTEN_FACTOR (exactly)."""
+    return b.error > 0 and Fraction(b.max_radius) * TIGHTEN_FACTOR > Fraction(b.error)
+
+
+def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
+    """Certify the file's problem again, eps = error / TIGHTEN_EPS_FACTOR, until the radius
+    is narrow enough (at most TIGHTEN_ROUNDS times); the intersected bounds and the record."""
+    record = {"error": b.error, "from": {"arithmetic": _arithmetic(kf.certificate, kf.mode),
+                                         "max_radius": b.max_radius}}
+    for _ in range(TIGHTEN_ROUNDS):
+        eps = Fraction(b.error) / TIGHTEN_EPS_FACTOR
+        est = limits.kernel_estimate(kf.N, kf.L, eps, "ball")
+        if est.seconds > limits.MAX_SECONDS or est.bytes > limits.memory_bytes() / 2:
+            record["reason"] = f"estimated too large ({est.text()})"
+            break
+        try:
+            ck = certify_kernel_again(kf, eps)
+        except CertificationError as e:
+            record["reason"] = str(e)
+            break
+        re, im, rad, _ = kernel_entries(ck)
+        b = b.meet(_bounds(list(zip(re, im)), rad, o))
+        record["to"] = {"eps": float(eps), "arithmetic": _arithmetic(ck.certificate, "ball"),
+                        "max_radius": b.max_radius}
+        if not _too_wide(b):
+            break
+    return b, record
+
+
+def certify_kernel_again(kf: KernelFile, eps: Fraction) -> CertifiedKernel:
+    """The file's problem (model, step, L, C~ exactly as stored) certified at ``eps``."""
+    return certify_kernel(kf.model, kf.step, kf.L, eps, c_tilde=kf.c_tilde, counts=False, arithmetic="auto")
+
+
+def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool = True) -> CompareReport:
+    """Bound the error of ``other`` (a .npy/.npz path or an array of length L; a real array
+    is compared as real) against the certified kernel in ``path``.  For every j,
+    |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j], computed in ball
+    arithmetic from the exact stored midpoints and radii.  With ``tighten`` (the default),
+    a radius within TIGHTEN_FACTOR of the error has the kernel certified again (see the
+    module docstring; ``CompareReport.tightened``).  A file whose digest does not match
+    its content is refused (ValueError)."""
+    kf = load_kernel(path)
+    if not kf.digest_ok:
+        raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "
+                         "no certified bounds from it")
+    o = np.asarray(read_other(other, key))
+    if o.ndim != 1:
+        raise ValueError(f"the other kernel must be a vector, got shape {o.shape}")
+    if o.shape[0] != kf.L:
+        raise ValueError(f"the other kernel has length {o.shape[0]}, the certified one L = {kf.L}")
+    if o.dtype.kind not in "iufc":
+        raise ValueError(f"the other kernel must hold numbers, got dtype {o.dtype}")
+    if o.dtype.kind in "fc" and not np.all(np.isfinite(o)):
+        raise ValueError(f"the other kernel has a non-finite entry at index {int(np.argmin(np.isfinite(o)))}")
+    b = _bounds(kf.mid, kf.rad, o)
+    record = None
+    if tighten and _too_wide(b):
+        b, record = _tighten(kf, o, b)
+    with ctx.workprec(64):
+        rel_lo = (b.e_lo / b.k_hi).lower() if b.k_hi > 0 else arb(0)
+        rel_hi = (b.e_hi / b.k_lo).upper() if b.k_lo > 0 else arb("inf")
+    return CompareReport(kf.path, kf.L, b.error, (float_lower(b.e_lo), float_upper(b.e_hi)),
+                         b.error / b.scale if b.scale > 0 else math.inf,
                          (float_lower(rel_lo), float_upper(rel_hi) if rel_hi.is_finite() else math.inf),
-                         (float_lower(k_lo), float_upper(k_hi)), worst, kf.digest_ok)
+                         (float_lower(b.k_lo), float_upper(b.k_hi)), b.worst, kf.digest_ok, b.max_radius, record)

@@ -6,6 +6,7 @@ import sys
 from ..progress import Progress
 from .layouts import DISCRETIZATIONS, TRANSFORMS
 from .model import certify_model, save_report
+from .tighten import tightened_line
 
 
 def add_parser(sub, parser_class, positive_int, positive_number) -> None:
@@ -29,6 +30,9 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("--kernels", default=None, help="write <prefix>.mid and <prefix>.rad arrays (npz)")
     m.add_argument("--compare", default=None, help="another implementation's kernels (.npy or .npz)")
     m.add_argument("--key", default=None, help="the array of --compare's npz to use")
+    m.add_argument("--no-tighten", action="store_true",
+                   help="--compare: keep the kernels as certified, even when their radius is within 100x "
+                        "of the other kernels' error (by default those are certified again, tighter)")
     m.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes: a Dask LocalCluster of N single-threaded workers "
                         "(a local process pool when Dask is not installed)")
@@ -47,6 +51,8 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
 def cmd_model(args, number) -> int:
     if args.key is not None and args.compare is None:
         raise ValueError("--key goes with --compare")
+    if args.no_tighten and args.compare is None:
+        raise ValueError("--no-tighten goes with --compare")
     paths = [p for p in (args.out, args.kernels, args.out_dir) if p is not None]
     if any(p == "" for p in paths):
         raise ValueError("an output path is empty")
@@ -68,7 +74,7 @@ def cmd_model(args, number) -> int:
                            real_transform=args.real_transform, imag_transform=args.imag_transform,
                            compare=args.compare, key=args.key, workers=args.workers,
                            scheduler=args.scheduler, out_dir=args.out_dir, arithmetic=args.arithmetic,
-                           progress=show)
+                           tighten=not args.no_tighten, progress=show)
     progress.done()
     if args.out_dir is not None and report.tasks.get("reused"):
         print(f"s4cert: reused {report.tasks['reused']} finished group(s) from {args.out_dir}, "
@@ -77,6 +83,10 @@ def cmd_model(args, number) -> int:
         for name, value in k.assumed.items():
             print(f"s4cert: {k.prefix or '(top level)'}: assumed {name} = {value} (not recorded in the file)",
                   file=sys.stderr)
+    for k in report.kernels:
+        if "tightened" in k.info.get("compare", {}):
+            print(f"s4cert: {tightened_line(k.prefix or '(top level)', k.info['compare']['tightened'])}",
+                  file=sys.stderr)
     save_report(report, args.out, args.kernels)
     for k in report.kernels:
         line = (f"{k.prefix or '(top level)'}: {k.layout}, {k.disc}, channels {k.channels}, H {k.H}, "
@@ -84,8 +94,8 @@ def cmd_model(args, number) -> int:
         if k.status == "ok":
             line += f"status ok, max radius {k.max_rad:.3e} <= eps {k.eps:.3e}"
             if "compare" in k.info:
-                lo, hi = k.info["compare"]["max_error"]
-                line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}]"
+                (lo, hi), (rlo, rhi) = k.info["compare"]["max_error"], k.info["compare"]["relative"]
+                line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}], relative to max|K| in [{rlo:.6e}, {rhi:.6e}]"
         else:
             line += f"not certified: {k.reason}"
         print(line)

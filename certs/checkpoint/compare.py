@@ -1,4 +1,5 @@
-"""A certified interval for ``max_j |other_j - K_j|`` from disks ``|K_j - mid_j| <= rad_j``.
+"""A certified interval for ``max_j |other_j - K_j|`` from disks ``|K_j - mid_j| <= rad_j``,
+one for ``max_j |K_j|`` (the same with other = 0) and one for their ratio.
 
 For each j, ``t_j = other_j - mid_j`` is a difference of two floats and
 ``|t_j| - rad_j <= |other_j - K_j| <= |t_j| + rad_j``.  The lower end is the largest
@@ -58,3 +59,29 @@ def max_error_interval(other: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> t
     lo = max(max(Fraction(0), abs(Fraction(float(other[j])) - Fraction(float(mid[j]))) - Fraction(float(rad[j])))
              for j in order)
     return float_down(lo), hi
+
+
+def kernel_max_interval(mid: np.ndarray, rad: np.ndarray) -> tuple[float, float]:
+    """``[lo, hi]`` (floats) with ``lo <= max_j |K_j| <= hi``: the error interval of the
+    zero kernel, since ``|0 - K_j| = |K_j|``.
+
+    >>> kernel_max_interval(np.array([1.0, -2.0]), np.array([0.0, 0.5]))
+    (1.5, 2.5000000000000027)
+    """
+    mid = np.asarray(mid, dtype=np.float64)
+    return max_error_interval(np.zeros_like(mid), mid, rad)
+
+
+def relative_interval(error: tuple[float, float], kmax: tuple[float, float]) -> tuple[float, float]:
+    """``[lo, hi]`` (floats) holding ``E / M`` for every ``E`` in ``error`` and ``M`` in
+    ``kmax`` (``M > 0``): ``error[0] / kmax[1]`` rounded down and ``error[1] / kmax[0]``
+    rounded up, exactly; ``hi = inf`` when ``kmax[0]`` is 0 (no positive lower bound).
+
+    >>> relative_interval((1.0, 3.0), (2.0, 4.0))
+    (0.25, 1.5)
+    """
+    (e_lo, e_hi), (k_lo, k_hi) = error, kmax
+    finite = all(math.isfinite(x) for x in (e_lo, k_hi))
+    lo = float_down(Fraction(e_lo) / Fraction(k_hi)) if finite and k_hi > 0 else 0.0
+    hi = float_up(Fraction(e_hi) / Fraction(k_lo)) if math.isfinite(e_hi) and k_lo > 0 else math.inf
+    return lo, hi

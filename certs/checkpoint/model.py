@@ -15,10 +15,10 @@ from ..compare import read_other
 from ..io.atomic import atomic_write
 from ..io.numbers import rational_string
 from .certify import ModuleKernels, module_heads
-from .compare import max_error_interval
 from .layouts import KernelModule, find_kernel_modules, resolve_settings
 from .reader import read_checkpoint
 from .runner import Runner, Task, head_groups, npz_bytes, run_all
+from .tighten import compare_module
 
 REPORT_FORMAT = "s4cert.model-report/1"
 MAX_WORKERS = 64
@@ -129,7 +129,7 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
                   dt_transform: str | None = None, real_transform: str | None = None,
                   imag_transform: str | None = None, compare: Any = None, key: str | None = None,
                   workers: int = 1, scheduler: str | None = None, out_dir: str | None = None,
-                  arithmetic: str = "auto", max_prec: int = 4096,
+                  arithmetic: str = "auto", max_prec: int = 4096, tighten: bool = True,
                   progress: Callable[[int, int, float], None] | None = None) -> ModelReport:
     """Certify every kernel module of a checkpoint (``.pt``, ``.ckpt``, ``.safetensors``,
     ``.npz``).
@@ -138,7 +138,10 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
     classes' defaults (listed per module under ``assumed``).  ``L`` defaults to the
     module's ``l_kernel`` or a recorded ``l_max``.  ``eps`` is an absolute bound on every
     radius (default ``1e-13 * max|K|`` per module).  ``compare`` (an npz/npy file or an
-    array of shape (channels, H, L)) adds a certified interval for ``max |other - K|``.
+    array of shape (channels, H, L)) adds certified intervals for ``max |other - K|``, for
+    ``max |K|`` and for their ratio; with ``tighten`` (the default) the kernels whose radius
+    is within 100x of that error are certified again on a tighter route
+    (``tighten.compare_module``).
     The work is split into groups of heads (``runner.Task``): ``workers`` > 1 runs them on
     a Dask LocalCluster of that many processes (a process pool without Dask),
     ``scheduler`` on an existing Dask cluster; ``out_dir`` keeps every finished group and
@@ -173,11 +176,11 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
     others = _load_others(compare, key, len(mods)) if compare is not None else None
     done, counts = run_all(tasks, runner, out_dir, progress)
     results = [_join([r for t, r in zip(tasks, done) if t.index == m]) for m in range(len(mods))]
-    for res in results:
+    for m, res in enumerate(results):
         if others is not None and res.status == "ok":
-            other = others(res)
-            lo, hi = max_error_interval(other, res.mid, res.rad)
-            res.info["compare"] = {"key": key, "max_error": [lo, hi]}
+            task = next(t for t in tasks if t.index == m)
+            res.info["compare"] = compare_module(res, others(res), task.module, m, runner, max_prec, arithmetic,
+                                                 tighten, key)
     opts = dict(options, L=L, eps=None if eps is None else float(eps), compare=None if compare is None else str(compare),
                 key=key)
     report = ModelReport(str(path), ck.format, results, opts)

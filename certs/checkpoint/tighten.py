@@ -8,8 +8,10 @@ is then certified again (``certify.certify_module(mod, L, eps=E / 1000, heads=..
 as tasks by the module's runner), which takes the next tighter route that reaches that
 eps (float64 disks, double-double disks, balls).  The interval of the new disks and the
 one of the old hold both, so the reported interval is their intersection.  At most
-``ROUNDS`` rounds (``E`` moves with the midpoints).  Whether to certify again is decided
-on floats: it chooses work, never a bound.
+``ROUNDS`` rounds (``E`` moves with the midpoints), and none after a round whose disks are
+wider than its eps: their radii then hold the rounding of the midpoints to float64 (about
+half a unit in the last place of K), which no smaller eps removes.  Whether to certify
+again is decided on floats: it chooses work, never a bound.
 """
 from __future__ import annotations
 
@@ -72,9 +74,12 @@ def compare_module(res: ModuleKernels, other: np.ndarray, mod: KernelModule, ind
         kmax = _meet(kmax, kernel_max_interval(mid, rad))
         record["to"] = {"eps": eps, "arithmetic": sorted(arith), "max_radius": float(np.max(rad[:, sorted(done)])),
                         "heads": sorted(done)}
+        record["rounds"] = record.get("rounds", 0) + 1
         if refused:
             record["reason"] = refused[0]
             break
+        if record["to"]["max_radius"] > eps:
+            break  # the float64 midpoints' rounding: a smaller eps would not narrow these disks
     out = {"key": key, "max_error": list(err), "max_abs_K": list(kmax), "relative": list(relative_interval(err, kmax))}
     with np.errstate(invalid="ignore", over="ignore"):
         out["error"] = float(np.max(np.abs(other - mid))) if other.size else 0.0

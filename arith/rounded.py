@@ -73,6 +73,7 @@ class RoundedField(Field):
         self.name = f"rounded(u=2^-{k})"
         self._scale = fmpz(2) ** k
         self._roots: dict[tuple[int, int], Fixed] = {}  # supplied constants, computed once
+        self._octants: dict[int, list[acb]] = {}          # M -> enclosures of w_M^j, 0 <= j <= M/8
 
     def __repr__(self) -> str:
         return f"RoundedField({self.k})"
@@ -111,9 +112,44 @@ class RoundedField(Field):
             q = (4 * k) // M
             s, z = self._scale, fmpz(0)
             return [Fixed(s, z), Fixed(z, -s), Fixed(-s, z), Fixed(z, s)][q]
-        with ctx.workprec(self.k + 20):  # radius far below 2^-(k+16), checked by _from_ball
-            z = acb.exp_pi_i(acb(fmpq(-2 * k, M)))
-        return self._from_ball(z)
+        return self._from_ball(self._root_ball(M, k))
+
+    def _root_ball(self, M: int, k: int) -> acb:
+        """An enclosure of z = exp(-2 pi i k / M), far narrower than u (``_from_ball``
+        checks it), from a table of the first octant's powers w^j = exp(-2 pi i j / M'),
+        0 <= j <= M'/8, of some grid M' that M divides, by the circle's symmetries (swaps
+        and sign changes of the enclosures, exact): with q, j = divmod(k, M/4),
+        z = (-i)^q w^j, and for j > M/8, w^j = -i conj(w^(M/4 - j)).  One exponential
+        per table and M'/8 products, in place of one exponential at k + 20 bits per root."""
+        Mt = next((m for m in sorted(self._octants, reverse=True) if m % M == 0), None)
+        if Mt is None:
+            Mt = M
+            self._octants[M] = self._octant_table(M)
+        k = k * (Mt // M)
+        q, j = divmod(k, Mt // 4)
+        with ctx.workprec(self._table_prec(Mt)):  # python-flint rounds to the context precision
+            if 8 * j <= Mt:
+                z = self._octants[Mt][j]
+            else:
+                t = self._octants[Mt][Mt // 4 - j]
+                z = acb(-t.imag, -t.real)
+            for _ in range(q):
+                z = acb(z.imag, -z.real)  # times -i
+        return z
+
+    def _table_prec(self, M: int) -> int:
+        return self.k + 24 + 2 * M.bit_length()
+
+    def _octant_table(self, M: int) -> list[acb]:
+        """w^j, 0 <= j <= M/8, for w = exp(-2 pi i / M), by successive products: each
+        product adds a relative error of about 2^-prec, so prec has guard bits for M/8
+        of them (the radius is checked when a root is read)."""
+        with ctx.workprec(self._table_prec(M)):
+            w = acb.exp_pi_i(acb(fmpq(-2, M)))
+            table = [acb(1)]
+            for _ in range(M // 8):
+                table.append(table[-1] * w)
+        return table
 
     def add(self, a, b):
         return Fixed(a.x + b.x, a.y + b.y)

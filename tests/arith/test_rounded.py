@@ -68,6 +68,25 @@ def test_roots_within_the_sharper_bound(k, M, j):
             assert abs(arb(fmpq(h.numerator, h.denominator)) - e) < bound
 
 
+@pytest.mark.parametrize("first", [1024, 16])
+def test_roots_from_the_octant_table(first):
+    """Statement 4 for every root of a 1024-point grid and of its divisors, whichever grid's
+    table is built first (a larger grid's table then serves the smaller ones): each part
+    within 2^-(k+1) + 2^-(k+16) of the exact root, through a 200-bit enclosure."""
+    from flint import acb, arb, ctx, fmpq
+    k = 120
+    F = RoundedField(k)
+    F.root_of_unity(first, 1)
+    with ctx.workprec(k + 80):
+        bound = arb(2) ** (-(k + 1)) + arb(2) ** (-(k + 16))
+        for M in (16, 1024, 64):
+            for j in range(M):
+                held = F.to_fractions(F.root_of_unity(M, j))
+                exact = acb.exp_pi_i(acb(fmpq(-2 * j, M)))
+                for h, e in zip(held, (exact.real, exact.imag)):
+                    assert abs(arb(fmpq(h.numerator, h.denominator)) - e) < bound
+
+
 def test_large_k_root_and_product():
     """u = 2^-200000: a root of unity and a product stay within u (checked exactly
     against Q(zeta_16) through a ball enclosure at higher precision)."""

@@ -23,7 +23,7 @@ from ..arith.ball import float_lower, float_upper
 from . import limits
 from .audit.checks import pt_max, pt_min
 from .errors import CertificationError
-from .io.kernel_file import KernelFile, kernel_entries, load_kernel
+from .io.kernel_file import KernelFile, load_kernel
 from .io.numbers import dyadic_bits, exact_arb
 from .kernel import CertifiedKernel, certify_kernel
 
@@ -159,6 +159,29 @@ def _bounds(mid: list[tuple[Fraction, Fraction]], rad: list[Fraction], o: np.nda
                    float_upper(exact_arb(max(rad, default=Fraction(0)))))
 
 
+def _ball_bounds(balls: Any, o: np.ndarray, prec: int, max_radius: float) -> _Bounds:
+    """As ``_bounds`` for enclosures: K_j lies in the acb ball b_j, so |o_j - K_j| lies in
+    the enclosure of |o_j - b_j| and |K_j| in that of |b_j|, computed in ball arithmetic;
+    ``max_radius`` the certificate's (disks about the balls' midpoints)."""
+    e_lo = e_hi = k_lo = k_hi = arb(0)
+    est, scale = [], []
+    with ctx.workprec(prec):
+        for j, ball in enumerate(balls):
+            x = complex(o[j])
+            ox = acb(x.real, x.imag)
+            dist, mod = abs(ox - ball), abs(ball)
+            lo = dist.lower()
+            e_lo = pt_max(e_lo, lo if lo > 0 else arb(0))
+            e_hi = pt_max(e_hi, dist.upper())
+            lo = mod.lower()
+            k_lo = pt_max(k_lo, lo if lo > 0 else arb(0))
+            k_hi = pt_max(k_hi, mod.upper())
+            est.append(float(abs(ox - ball.mid()).mid()))
+            scale.append(float(abs(ball.mid()).mid()))
+    worst = int(np.argmax(est)) if est else 0
+    return _Bounds(e_lo, e_hi, k_lo, k_hi, est[worst] if est else 0.0, worst, max(scale, default=0.0), max_radius)
+
+
 def _arithmetic(certificate: dict, mode: str) -> str:
     """The route that certified: the disk arithmetic, else balls at their precision, else the mode."""
     if certificate.get("arithmetic"):
@@ -188,8 +211,8 @@ def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
         except CertificationError as e:
             record["reason"] = str(e)
             break
-        re, im, rad, _ = kernel_entries(ck)
-        b = b.meet(_bounds(list(zip(re, im)), rad, o))
+        bits = int(ck.certificate.get("precision_bits") or 0)
+        b = b.meet(_ball_bounds(ck.balls, o, max(256, bits + 64), float(ck.certificate["max_radius"])))
         record["to"] = {"eps": float(eps), "arithmetic": _arithmetic(ck.certificate, "ball"),
                         "max_radius": b.max_radius}
         if not _too_wide(b):

@@ -3,9 +3,10 @@ certified lower and upper bounds of its error, absolute and relative to max|K|.
 
 When the other kernel's error is within ``TIGHTEN_FACTOR`` of the file's largest radius
 (the interval would be too wide to say anything sharp), the kernel is certified again
-from the file's own inputs with eps about the error over ``TIGHTEN_EPS_FACTOR``
-(``certify_kernel(..., arithmetic="auto")``: float64 disks, then double-double disks,
-then balls), and the bounds of both certificates are intersected.  The file is never
+from the file's own inputs by ``certify_kernel(..., arithmetic="auto")`` (float64 disks,
+then double-double disks, then balls) with eps about the error over
+``TIGHTEN_EPS_FACTOR`` (the radius over it when the other kernel is the midpoints
+themselves), and the bounds of both certificates are intersected.  The file is never
 written."""
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def tightened_text(t: dict) -> str:
     """One line saying how the kernel was certified again (or why not)."""
     fr = t["from"]
     head = (f"the other kernel's error (about {t['error']:.3e}) is within {TIGHTEN_FACTOR}x of the "
-            f"certified radius {fr['max_radius']:.3e} ({fr['arithmetic']})")
+            if t["error"] > 0 else "the other kernel is the certified midpoints, whose ")
+    head += f"certified radius {fr['max_radius']:.3e} ({fr['arithmetic']})" + (" bounds its error" if t["error"] == 0 else "")
     if "to" not in t:
         return f"{head}; not certified again: {t['reason']}"
     to = t["to"]
@@ -191,8 +193,14 @@ def _arithmetic(certificate: dict, mode: str) -> str:
 
 
 def _too_wide(b: _Bounds) -> bool:
-    """The largest radius is above the error estimate over TIGHTEN_FACTOR (exactly)."""
-    return b.error > 0 and Fraction(b.max_radius) * TIGHTEN_FACTOR > Fraction(b.error)
+    """The largest radius is above the error estimate over TIGHTEN_FACTOR (exactly); an
+    estimate of 0 (the other kernel is the midpoints) leaves any radius too wide."""
+    return b.max_radius > 0 and Fraction(b.max_radius) * TIGHTEN_FACTOR > Fraction(b.error)
+
+
+def _next_eps(b: _Bounds) -> Fraction:
+    """The error estimate over TIGHTEN_EPS_FACTOR; the radius over it when the estimate is 0."""
+    return Fraction(b.error if b.error > 0 else b.max_radius) / TIGHTEN_EPS_FACTOR
 
 
 def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
@@ -201,7 +209,7 @@ def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
     record = {"error": b.error, "from": {"arithmetic": _arithmetic(kf.certificate, kf.mode),
                                          "max_radius": b.max_radius}}
     for _ in range(TIGHTEN_ROUNDS):
-        eps = Fraction(b.error) / TIGHTEN_EPS_FACTOR
+        eps = _next_eps(b)
         est = limits.kernel_estimate(kf.N, kf.L, eps, "ball")
         if est.seconds > limits.MAX_SECONDS or est.bytes > limits.memory_bytes() / 2:
             record["reason"] = f"estimated too large ({est.text()})"

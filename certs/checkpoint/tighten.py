@@ -4,7 +4,8 @@ certified again.
 
 A kernel (channel, head) is too wide when its largest radius is above ``E / 100``, where
 ``E = max |other - mid|`` over the module (the error the interval must resolve).  Its head
-is then certified again (``certify.certify_module(mod, L, eps=E / 1000, heads=...)``, run
+is then certified again (``certify.certify_module(mod, L, eps=E / 1000, heads=...)``; the
+radius / 1000 when ``E`` is 0, the other kernels being the midpoints themselves; run
 as tasks by the module's runner), which takes the next tighter route that reaches that
 eps (float64 disks, double-double disks, balls).  The interval of the new disks and the
 one of the old hold both, so the reported interval is their intersection.  At most
@@ -49,10 +50,10 @@ def compare_module(res: ModuleKernels, other: np.ndarray, mod: KernelModule, ind
         with np.errstate(invalid="ignore", over="ignore"):
             E = float(np.max(np.abs(other - mid)))
         wide = np.max(rad, axis=2) * TIGHTEN_FACTOR > E
-        if not (np.isfinite(E) and E > 0 and np.any(wide)):
+        if not (np.isfinite(E) and np.any(wide)):
             break
         heads = sorted({int(h) for h in np.nonzero(wide)[1]})
-        eps = E / TIGHTEN_EPS_FACTOR
+        eps = (E if E > 0 else float(np.max(rad[:, heads]))) / TIGHTEN_EPS_FACTOR
         if record is None:
             record = {"error": E, "from": {"arithmetic": list(res.info.get("arithmetic", [])),
                                            "max_radius": float(np.max(rad[:, heads]))}}
@@ -91,8 +92,10 @@ def compare_module(res: ModuleKernels, other: np.ndarray, mod: KernelModule, ind
 def tightened_line(prefix: str, t: dict) -> str:
     """One line saying how a module's kernels were certified again (or why not)."""
     fr = t["from"]
-    head = (f"{prefix}: the other kernels' error (about {t['error']:.3e}) is within {TIGHTEN_FACTOR}x of "
-            f"the certified radius {fr['max_radius']:.3e} ({', '.join(fr['arithmetic']) or 'no route'})")
+    head = (f"{prefix}: the other kernels' error (about {t['error']:.3e}) is within {TIGHTEN_FACTOR}x of the "
+            if t["error"] > 0 else f"{prefix}: the other kernels are the certified midpoints, whose ")
+    head += (f"certified radius {fr['max_radius']:.3e} ({', '.join(fr['arithmetic']) or 'no route'})"
+             + (" bounds their error" if t["error"] == 0 else ""))
     if "to" not in t:
         return f"{head}; not certified again: {t.get('reason', '')}"
     to = t["to"]

@@ -25,7 +25,7 @@ from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.certs import compare
 from s4cert.certs.compare import compare_with
 from s4cert.certs.errors import CertificationError
-from s4cert.certs.io.kernel_file import save_kernel
+from s4cert.certs.io.kernel_file import load_kernel, save_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 N, L, STEP = 8, 256, 0.01
@@ -43,21 +43,26 @@ def _benchmark():
     return module
 
 
+def _problem():
+    """(model, step, L, C~) of the LegS problem, C~ supplied as S4 learns it."""
+    m = dplr_float64("legs", N)
+    return m, STEP, L, list(np.array(m.C, dtype=complex))
+
+
 @pytest.fixture(scope="module")
 def legs(tmp_path_factory):
     """(kernel file certified on float64 disks at 1e-12 max|K|, the numpy float64 kernel's
     .npy, the true max|o - K| and max|K| as arb enclosures from a 1e-40 ball run)."""
-    m = dplr_float64("legs", N)
-    ct = np.array(m.C, dtype=complex)
+    m, _, _, ct = _problem()
     arrays = [np.array(x, dtype=complex) for x in (m.Lambda, m.P, m.Q, m.B)]
-    K64 = _benchmark().float64_kernel(*arrays, ct, STEP, L)
+    K64 = _benchmark().float64_kernel(*arrays, np.array(ct), STEP, L)
     scale = float(np.abs(K64).max())
-    ck = certify_kernel(m, STEP, L, 1e-12 * scale, c_tilde=list(ct), counts=False, arithmetic="float64")
+    ck = certify_kernel(m, STEP, L, 1e-12 * scale, c_tilde=ct, counts=False, arithmetic="float64")
     d = tmp_path_factory.mktemp("tighten")
     path, other = d / "legs.json", d / "legs_f64.npy"
-    save_kernel(str(path), ck, m, STEP, c_tilde=list(ct))
+    save_kernel(str(path), ck, m, STEP, c_tilde=ct)
     np.save(other, K64)
-    truth = certify_kernel(m, STEP, L, 1e-40 * scale, c_tilde=list(ct), counts=False, arithmetic="ball")
+    truth = certify_kernel(m, STEP, L, 1e-40 * scale, c_tilde=ct, counts=False, arithmetic="ball")
     with ctx.workprec(256):
         err = [abs(acb(complex(o).real, complex(o).imag) - b) for o, b in zip(K64, truth.balls)]
         mod = [abs(b) for b in truth.balls]
@@ -122,6 +127,26 @@ def test_a_failed_certification_keeps_the_file_bounds(legs, monkeypatch):
     assert rep.tightened["reason"] == "precision limit reached" and "to" not in rep.tightened
     assert rep.abs_error_bounds == compare_with(path, other, tighten=False).abs_error_bounds
     assert "not certified again" in compare.tightened_text(rep.tightened)
+
+
+def test_the_midpoints_themselves_are_certified_again_at_a_smaller_radius(legs, tmp_path):
+    """The file's own float64 midpoints as the other kernel: the estimate is 0, so the
+    radius is the only bound; the kernel is certified again at radius / 1000."""
+    path, other, E, K = legs
+    mid, _ = load_kernel(path).to_numpy()
+    np.save(tmp_path / "mid.npy", mid)
+    m, step, length, ct = _problem()
+    truth = certify_kernel(m, step, length, 1e-41, c_tilde=ct, counts=False, arithmetic="ball")
+    with ctx.workprec(256):
+        err = [abs(acb(complex(o).real, complex(o).imag) - b) for o, b in zip(mid, truth.balls)]
+        E0 = arb(max(e.lower() for e in err)).union(max(e.upper() for e in err))
+    rep = compare_with(path, tmp_path / "mid.npy")
+    t = rep.tightened
+    assert t["error"] == 0 and t["to"]["eps"] == pytest.approx(t["from"]["max_radius"] / 1000)
+    assert "is the certified midpoints" in compare.tightened_text(t)
+    _check_contains(rep, E0, K)
+    lo, hi = rep.abs_error_bounds
+    assert 0 < lo and hi - lo <= 0.1 * hi
 
 
 def test_the_command_says_it_certified_again(legs):

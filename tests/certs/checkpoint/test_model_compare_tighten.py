@@ -44,19 +44,20 @@ def truth():
     resolve_settings(mod, OPTIONS, ck.hyper_parameters)
     dm = dplr_module(mod, 256)
     assert dm.l_kernel == L == 256                       # the stored C is C~ for L points
-    err, mod_k = [], []
+    balls = np.empty((dm.channels, dm.H, L), dtype=object)
     for c in range(dm.channels):
         for h in range(dm.H):
             model = dm.models[c][h]
             k = certify_kernel(model, 1, L, 1e-40, c_tilde=model.C, counts=False, arithmetic="ball")
-            with ctx.workprec(256):
-                for o, b in zip(ref[c, h], k.balls):     # the module's kernel is the real part
-                    err.append(abs(arb(float(o)) - b.real))
-                    mod_k.append(abs(b.real))
+            balls[c, h] = [b.real for b in k.balls]      # the module's kernel is the real part
+    return ref, L, _max_enclosure(ref, balls), _max_enclosure(np.zeros_like(ref), balls), balls
+
+
+def _max_enclosure(other: np.ndarray, balls: np.ndarray) -> arb:
+    """An enclosure of max |other - K| from enclosures of every K."""
     with ctx.workprec(256):
-        E = arb(max(e.lower() for e in err)).union(max(e.upper() for e in err))
-        K = arb(max(x.lower() for x in mod_k)).union(max(x.upper() for x in mod_k))
-    return ref, L, E, K
+        err = [abs(arb(float(o)) - b) for o, b in zip(other.reshape(-1), balls.reshape(-1))]
+        return arb(max(e.lower() for e in err)).union(max(e.upper() for e in err))
 
 
 def _holds(bounds, x: arb) -> bool:
@@ -70,7 +71,7 @@ def _check(entry: dict, E: arb, K: arb) -> None:
 
 
 def test_the_float64_kernels_get_a_sharp_certified_interval(truth, tmp_path):
-    ref, L, E, K = truth
+    ref, L, E, K, _ = truth
     out = tmp_path / "r.json"
     p = s4cert("model", str(DATA / f"{NAME}.pt"), "--compare", str(DATA / f"{NAME}.kernels.npz"),
                "--key", "float64", "--out", str(out), "--quiet")
@@ -87,7 +88,7 @@ def test_the_float64_kernels_get_a_sharp_certified_interval(truth, tmp_path):
 
 
 def test_only_the_kernels_too_wide_are_certified_again(truth):
-    ref, L, E, K = truth
+    ref, L, E, K, _ = truth
     plain = certify_model(DATA / f"{NAME}.pt", compare=ref, tighten=False, **OPTIONS).kernels[0]
     assert "tightened" not in plain.info["compare"]
     _check(plain.info["compare"], E, K)
@@ -100,6 +101,20 @@ def test_only_the_kernels_too_wide_are_certified_again(truth):
     assert t["error"] == error and t["to"]["heads"] == wide
     np.testing.assert_array_equal(k.mid, plain.mid)      # the reported kernels stay as certified
     _check(k.info["compare"], E, K)
+
+
+def test_the_midpoints_themselves_are_certified_again(truth):
+    """The module's own float64 midpoints as the other kernels: the estimate is 0, the
+    radius the only bound, so every head is certified again at radius / 1000."""
+    ref, L, E, K, balls = truth
+    plain = certify_model(DATA / f"{NAME}.pt", compare=ref, tighten=False, **OPTIONS).kernels[0]
+    k = certify_model(DATA / f"{NAME}.pt", compare=plain.mid, **OPTIONS).kernels[0]
+    _check(k.info["compare"], _max_enclosure(plain.mid, balls), K)
+    t = k.info["compare"]["tightened"]
+    assert t["error"] == 0 and t["to"]["heads"] == list(range(plain.H))
+    assert t["to"]["eps"] == pytest.approx(float(plain.rad.max()) / 1000)
+    lo, hi = k.info["compare"]["max_error"]
+    assert hi < float(plain.rad.max()) / 100
 
 
 def test_no_tighten_goes_with_compare():

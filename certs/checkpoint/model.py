@@ -202,6 +202,8 @@ def _load_others(compare: Any, key: str | None, n_modules: int) -> Callable[[Mod
         if a.ndim == 2:
             a = a[None]
         if a.ndim == 3 and a.shape[:2] == res.mid.shape[:2] and a.shape[2] >= res.L:
+            if not np.all(np.isfinite(a[:, :, :res.L])):
+                raise ValueError("compare: the other kernels have a non-finite entry")
             return a[:, :, :res.L]
         raise ValueError(f"compare: shape {arr.shape} does not match the kernels' (channels, H, L) = "
                          f"{res.mid.shape}")

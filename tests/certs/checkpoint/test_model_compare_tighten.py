@@ -120,3 +120,10 @@ def test_the_midpoints_themselves_are_certified_again(truth):
 def test_no_tighten_goes_with_compare():
     p = s4cert("model", str(DATA / f"{NAME}.pt"), "--no-tighten")
     assert p.returncode == 2 and "--no-tighten goes with --compare" in p.stderr
+
+
+def test_a_non_finite_other_kernel_is_refused(truth):
+    ref = truth[0].copy()
+    ref[0, 1, 7] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        certify_model(DATA / f"{NAME}.pt", compare=ref, **OPTIONS)

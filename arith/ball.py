@@ -16,6 +16,10 @@ def _arb_exact(x: Fraction) -> arb:
     return arb(fmpq(x.numerator, x.denominator))
 
 
+#: bits kept beyond the inputs' best relative accuracy in the transforms (``BallField._dft``)
+DFT_SPARE_BITS = 32
+
+
 class BallField(Field):
     """Complex balls (midpoint, radius) at ``prec`` bits.
 
@@ -176,14 +180,72 @@ class BallField(Field):
             return super().matmul(A, B)
         return self._at(lambda: (acb_mat(A) * acb_mat(B)).tolist())
 
+    # -- elementwise vector kernels: the scalar operations in one sweep at self.prec
+    def vec_add(self, xs, ys) -> list:
+        _same_length(xs, ys)
+        return self._at(lambda: list(map(acb.__add__, xs, ys)))
+
+    def vec_sub(self, xs, ys) -> list:
+        _same_length(xs, ys)
+        return self._at(lambda: list(map(acb.__sub__, xs, ys)))
+
+    def vec_mul(self, xs, ys) -> list:
+        _same_length(xs, ys)
+        return self._at(lambda: list(map(acb.__mul__, xs, ys)))
+
+    def vec_scale(self, c, xs) -> list:
+        return self._at(lambda: [c * x for x in xs])
+
+    def vec_shift(self, c, xs) -> list:
+        return self._at(lambda: [c + x for x in xs])
+
+    def vec_inverses(self, xs) -> tuple[list, list[int], list[int]]:
+        """1/x for every entry in one sweep; when every result is finite, every x is
+        finite and excludes 0 (a ball containing 0 has an unbounded set of inverses, which
+        no finite ball encloses), so every zero test is FALSE.  Otherwise the entries are
+        tested one by one (``Field.vec_inverses``)."""
+        def run():
+            one = acb(1)
+            inv = [one / x for x in xs]
+            return inv if all(map(acb.is_finite, inv)) else None
+        inv = self._at(run)
+        if inv is None:
+            return super().vec_inverses(xs)
+        return inv, [], []
+
+    def roots_of_unity(self, M: int) -> list:
+        """The grid z_k = exp(-2 pi i k/M), k < M: z_k = cos(2 pi k/M) - i sin(2 pi k/M)
+        from Arb's ``sin_cos_pi_fmpq`` for k <= M/8; the rest by the symmetries
+        z_{M/4-k} = -i conj(z_k) and z_{k+M/4} = -i z_k, as Arb products with the exact
+        point -i (enclosures; the parts only swap and change sign, the radii may round
+        up by a few units in their last place).  Kept for the field's lifetime."""
+        check_power_of_two(M)
+        key = ("grid", M)
+        grid = self._consts.get(key)
+        if grid is None:
+            grid = self._consts[key] = self._at(lambda: _grid(M))
+        return list(grid)
+
     def primitive(self, name: str):
         if name == "dft":
-            return lambda a, inverse=False: self._at(lambda: list(acb.dft(list(a), inverse=inverse)))
+            return self._dft
         if name == "polymul":
             return lambda p, q: self._at(lambda: _poly_coeffs(acb_poly(list(p)) * acb_poly(list(q)), len(p) + len(q) - 1))
         if name == "solve":
             return self._solve
         return None
+
+    def _dft(self, a, inverse: bool = False) -> list:
+        """``acb.dft`` at a working precision of min(prec, the best relative accuracy
+        among the nonzero inputs + DFT_SPARE_BITS): Arb's transform encloses at every
+        precision, and bits far beyond the inputs' own accuracy would only shrink rounding
+        errors already below their radii."""
+        a = list(a)
+        with ctx.workprec(64):
+            best = max((x.rel_accuracy_bits() for x in a if not x.is_zero()), default=self.prec)
+        prec = max(2, min(self.prec, best + DFT_SPARE_BITS))
+        with ctx.workprec(prec):
+            return list(acb.dft(a, inverse=inverse))
 
     def _solve(self, A: list, B: list) -> list | None:
         """``A^{-1} B`` (rows) by FLINT's certified solve at this precision (``acb_mat.solve``:
@@ -255,6 +317,31 @@ def abs_lower(z: acb) -> float:
         return 0.0
     with ctx.workprec(64):
         return max(0.0, float_lower(abs(z)))
+
+
+def _same_length(xs, ys) -> None:
+    if len(xs) != len(ys):
+        raise ValueError(f"elementwise operation: lengths {len(xs)} and {len(ys)} differ")
+
+
+def _grid(M: int) -> list:
+    """exp(-2 pi i k/M) for k < M at the global precision (see BallField.roots_of_unity)."""
+    if M < 8:
+        return [[acb(1), acb(0, -1), acb(-1), acb(0, 1)][(4 * k) // M] if (4 * k) % M == 0
+                else acb.exp_pi_i(acb(fmpq(-2 * k, M))) for k in range(M)]
+    q, e = M // 4, M // 8
+    first = []
+    for k in range(e + 1):
+        s, c = arb.sin_cos_pi_fmpq(fmpq(2 * k, M))
+        first.append(acb(c, -s))
+    mi = acb(0, -1)  # times -i: (a + bi) -> b - ai
+    # z_{q-k} = -i conj(z_k) for 0 < k < e
+    quarter = first + list(map(mi.__mul__, map(acb.conjugate, first[e - 1:0:-1])))
+    out = quarter
+    for _ in range(3):  # z_{k+q} = -i z_k
+        quarter = list(map(mi.__mul__, quarter))
+        out = out + quarter
+    return out
 
 
 def _poly_coeffs(p: acb_poly, n: int) -> list:

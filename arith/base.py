@@ -9,7 +9,9 @@ is read from its flags and its methods, after FLINT's ``gr`` method tables.
   (elements are enclosures containing the true value), ``prec`` (bits, or None);
 * enclosure operations: ``enclose``, ``add_error``, ``abs_upper``, ``abs_lower``;
 * vector and matrix kernels with classical defaults: ``dot``, ``matmul``,
-  ``matvec``; optional fast primitives ``primitive("dft")``, ``primitive("polymul")``;
+  ``matvec``; elementwise ``vec_add``, ``vec_sub``, ``vec_mul``, ``vec_scale``,
+  ``vec_shift``, ``vec_inverses`` (with the zero tests) and the grid ``roots_of_unity``;
+  optional fast primitives ``primitive("dft")``, ``primitive("polymul")``;
 * optional functions ``sqrt`` and ``exp``.
 
 An operation a field cannot perform raises :class:`Unsupported` (a ``ValueError``).
@@ -35,6 +37,12 @@ def check_power_of_two(M: Any, what: str = "M") -> int:
     if not is_power_of_two(M):
         raise ValueError(f"{what} must be a power of two >= 1, got {M!r}")
     return M
+
+
+def _pairs(xs: Sequence, ys: Sequence):
+    if len(xs) != len(ys):
+        raise ValueError(f"elementwise operation: lengths {len(xs)} and {len(ys)} differ")
+    return zip(xs, ys)
 
 
 class Field:
@@ -151,6 +159,50 @@ class Field:
             raise ValueError(f"matmul: {len(A[0])} columns against {len(B)} rows")
         cols = [list(c) for c in zip(*B)] if B else []
         return [[self.dot(row, c) for c in cols] for row in A]
+
+    # -- elementwise vector kernels (the same operations, one per entry, in index order;
+    # a field may run them in one sweep, its results entry by entry those of the scalar ops)
+    def vec_add(self, xs: Sequence, ys: Sequence) -> list:
+        """[xs[k] + ys[k]]."""
+        return [self.add(x, y) for x, y in _pairs(xs, ys)]
+
+    def vec_sub(self, xs: Sequence, ys: Sequence) -> list:
+        """[xs[k] - ys[k]]."""
+        return [self.sub(x, y) for x, y in _pairs(xs, ys)]
+
+    def vec_mul(self, xs: Sequence, ys: Sequence) -> list:
+        """[xs[k] * ys[k]]."""
+        return [self.mul(x, y) for x, y in _pairs(xs, ys)]
+
+    def vec_scale(self, c: Any, xs: Sequence) -> list:
+        """[c * xs[k]] for one element c."""
+        return [self.mul(c, x) for x in xs]
+
+    def vec_shift(self, c: Any, xs: Sequence) -> list:
+        """[c + xs[k]] for one element c."""
+        return [self.add(c, x) for x in xs]
+
+    def vec_inverses(self, xs: Sequence) -> tuple[list, list[int], list[int]]:
+        """``(inv, zero, unknown)``: ``inv[k] = 1/xs[k]`` where the zero test of xs[k] is
+        FALSE and None elsewhere; ``zero`` the k whose test is TRUE, ``unknown`` those
+        whose test is UNKNOWN (both ascending)."""
+        inv: list = [None] * len(xs)
+        zero, unknown = [], []
+        one = self.one()
+        for k, x in enumerate(xs):
+            t = self.is_zero(x)
+            if t is Truth.FALSE:
+                inv[k] = self.div(one, x)
+            elif t is Truth.TRUE:
+                zero.append(k)
+            else:
+                unknown.append(k)
+        return inv, zero, unknown
+
+    def roots_of_unity(self, M: int) -> list:
+        """[root_of_unity(M, k) for k < M]: the whole grid (supplied constants)."""
+        check_power_of_two(M)
+        return [self.root_of_unity(M, k) for k in range(M)]
 
     # -- reading elements out -------------------------------------------
     def to_complex(self, a: Any) -> complex:

@@ -3,9 +3,11 @@ radii reach eps, with C~ formed in balls at each precision (``C_TILDE_METHOD``).
 from __future__ import annotations
 
 import math
+import operator
 import time
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -18,7 +20,7 @@ from ..algorithms.s4.solver import bilinear
 from ..arith import BallField, ExactField
 from ..arith.ball import float_upper
 
-from . import routing
+from . import route_cost, routing
 
 
 #: how the certifier forms C~ (``algorithms.s4.c_tilde``): Abar by elimination on the dense
@@ -38,8 +40,8 @@ def log2_ceil_inv(eps: Fraction) -> int:
 @dataclass
 class BallRun:
     """The outcome of a ball run: its status ("ok" or why it stopped), the precision
-    reached, the filter's Result, the field, the arcs' per-sum accuracy and the seconds
-    spent forming C~."""
+    reached, the filter's Result, the field, the arcs' per-sum accuracy, the seconds
+    spent forming C~ and, when ok, a float >= rad_re + rad_im of every output ball."""
 
     status: str
     prec: int
@@ -48,23 +50,20 @@ class BallRun:
     F: BallField | None = None
     sum_eps: float | None = None
     c_tilde_seconds: float = 0.0
+    max_radius: float = math.inf
 
 
-#: below this many states the product tree (FLINT polynomial arithmetic) is as fast; from
-#: here on the arc method is faster (measured: N = 16, L = 16384: 1.5 s against 2.4 s),
-#: and the tree's precision needs (~ N log2(1/dist) bits) grow with N
-AUTO_FAST_FROM_N = 8
 CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
 #: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
 SUM_EPS_FLOOR = 1e-300
 
 
 def choose_route(cauchy: str, N: int) -> str:
-    """The Cauchy route of the ball run for a ``cauchy`` choice and N states."""
+    """The Cauchy route of the ball run for a ``cauchy`` choice: the route named, or
+    "auto", which ``ball_filter`` settles by the cost model (``route_cost.plan``) once it
+    knows the poles, the grid and eps.  (N is kept for the callers' signature.)"""
     if cauchy not in CAUCHY_CHOICES:
         raise ValueError(f"cauchy must be one of {', '.join(CAUCHY_CHOICES)}; got {cauchy!r}")
-    if cauchy == "auto":
-        return "fast" if N >= AUTO_FAST_FROM_N else "tree"
     return cauchy
 
 
@@ -80,12 +79,15 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
     ``info["cauchy"]["route"]`` says which certified) after an undecided correction, or
     when its per-sum accuracy is at SUM_EPS_FLOOR and a pass gains under 16 bits."""
     M = next_power_of_two(L)
-    prec = 64 + log2_ceil_inv(eps)
+    plan = route_cost.plan(model, step, M, eps, c_tilde, exceptional, route, max_prec)
+    route, prec = plan.route, plan.prec
     eps_f = float(eps) if eps < 2 ** 1000 else math.inf  # eps may lie above the float range
     log2_eps = math.log2(eps.numerator) - math.log2(eps.denominator)
     sum_eps = max(min(1e-3, 2.0 ** (min(log2_eps, 0) - 10)), SUM_EPS_FLOOR)
     in_bits = None if exact else routing.input_bits(model, step, c_tilde)
     prev_log2_radius = math.inf
+    if prec > max_prec and 64 + log2_ceil_inv(eps) <= max_prec:
+        prec = max_prec  # the tree's estimate is not a bound: try at the limit
     if prec > max_prec:
         return BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
                         f"above the limit of {max_prec}; raise the precision limit")
@@ -113,10 +115,11 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
                                 cauchy=route, cauchy_eps=sum_eps if route == "fast" else None)
         next_prec = 2 * prec
         if res.ok:
-            log2_radius = log2_max_radius(res.value)
+            top = _max_radius_point(res.value)
+            log2_radius = _log2_point(top)
             if log2_radius is None or log2_radius <= log2_eps - 1:  # radius < eps/2 (or every ball a point)
                 return BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
-                                c_tilde_seconds=t_ct)
+                                c_tilde_seconds=t_ct, max_radius=_float_point(top))
             reason = f"radius about 2^{log2_radius:.1f} > eps/2"
             if math.isfinite(log2_radius):  # radii scale like 2^-prec (and sum_eps): aim past eps
                 gain = math.ceil(log2_radius - log2_eps) + 32
@@ -147,28 +150,65 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
         prec = next_prec
 
 
+def _max_radius_point(balls: list) -> arb:
+    """An exact point >= rad_re + rad_im of every ball (0 when every ball is a point,
+    +inf when one is not finite): the sums of the exact part radii, rounded up, and
+    their maximum (comparisons of exact points are exact)."""
+    with ctx.workprec(64):
+        if not all(map(acb.is_finite, balls)):
+            return arb(math.inf)
+        if not balls:
+            return arb(0)
+        rr = map(arb.rad, map(attrgetter("real"), balls))
+        ri = map(arb.rad, map(attrgetter("imag"), balls))
+        return max(map(arb.upper, map(operator.add, rr, ri)))
+
+
+def _float_point(m: arb) -> float:
+    if not m.is_finite():
+        return math.inf
+    with ctx.workprec(64):
+        return float_upper(m)
+
+
+def _log2_point(m: arb) -> float | None:
+    if not m.is_finite():
+        return math.inf
+    if m == 0:
+        return None
+    with ctx.workprec(64):
+        return float((m.log() / arb(2).log()).upper())
+
+
+def max_radius(balls: list) -> float:
+    """A float >= rad_re + rad_im of every ball (``BallField.radius`` of each, at once)."""
+    return _float_point(_max_radius_point(balls))
+
+
 def log2_max_radius(balls: list) -> float | None:
     """An upper bound of log2 of the largest |x - mid| over the balls (rad_re + rad_im),
     None when every ball is a point; inf for a non-finite ball.  Computed on exact
     radii, so it also works far below the float range."""
-    best = None
-    with ctx.workprec(64):
-        for b in balls:
-            if not b.is_finite():
-                return math.inf
-            r = (arb(b.real.rad()) + arb(b.imag.rad())).upper()
-            if r == 0:
-                continue
-            v = float((r.log() / arb(2).log()).upper())
-            best = v if best is None or v > best else best
-    return best
+    return _log2_point(_max_radius_point(balls))
 
 
 def enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]:
-    """float64 midpoints and radii with |K_j - mid_j| <= rad_j for the true K_j."""
-    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
-    rad = np.empty(len(balls))
+    """float64 midpoints and radii with |K_j - mid_j| <= rad_j for the true K_j.
+
+    mid_j is the ball's midpoint rounded to complex128; rad_j is ``abs_upper`` of the
+    ball b_j - mid_j (which contains K_j - mid_j), an exact point rounded up to 53
+    bits, so its float is exact in the normal range; entries outside it (zero, tiny,
+    huge, not finite) are bounded one by one with ``float_upper``."""
+    n = len(balls)
+    mid = np.array(list(map(complex, balls)), dtype=np.complex128) if n else np.zeros(0, np.complex128)
+    with ctx.workprec(53):  # b - mid encloses K - mid at any precision; |.| rounded up to 53 bits
+        ups = list(map(acb.abs_upper, map(operator.sub, balls, mid.tolist())))
+    rad = np.array(list(map(float, ups)), dtype=float) if n else np.zeros(0)
+    finite = np.fromiter(map(acb.is_finite, balls), dtype=bool, count=n)
+    with np.errstate(invalid="ignore"):
+        careful = ~(finite & np.isfinite(rad) & (rad >= 2.0 ** -1020) & (rad <= 2.0 ** 1020))
     with ctx.workprec(F.prec + 64):
-        for j, (b, m) in enumerate(zip(balls, mid)):
+        for j in np.flatnonzero(careful):
+            b, m = balls[j], mid[j]
             rad[j] = float_upper(abs(b - acb(m.real, m.imag)).upper()) if b.is_finite() else math.inf
     return mid, rad

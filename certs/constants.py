@@ -18,9 +18,13 @@ from fractions import Fraction
 
 from flint import acb, arb, ctx
 
-from ..algorithms.s4.constants import norm_terms
+from ..algorithms.s4.correction import minus_one_index
 from ..arith import BallField
 from ..arith.ball import float_lower, float_upper
+
+
+#: the precision of the exact upper points behind b and w (each rounded up to it)
+UPPER_PREC = 30
 
 
 def _abs_upper(x: acb) -> arb:
@@ -61,32 +65,57 @@ def separation(F: BallField, poles: list, M: int) -> arb:
     return best if best > 0 else arb(0)
 
 
-def _norm_inf(rows: list[list]) -> arb:
-    """max_i sum_k |rows[i][k]| as an exact upper point."""
-    out = arb(0)
+def _abs_uppers(vals: list, skip: int | None) -> list:
+    """Exact upper points of |x| for the balls of a vector over the roots, the entry at
+    ``skip`` left out; +inf for every entry when one ball is not finite."""
+    if skip is not None:
+        vals = vals[:skip] + vals[skip + 1:]
+    if not all(map(acb.is_finite, vals)):
+        return [arb(math.inf)] * len(vals)
+    return list(map(acb.abs_upper, vals))
+
+
+def _row_sums(rows: list[list]) -> list:
+    """For rows of vectors of exact upper points: the exact upper points of the row sums,
+    root by root, and of each entry alone for a one-entry row."""
+    out = []
     for row in rows:
-        t = arb(0)
-        for x in row:
-            t += _abs_upper(x)
-        t = t.upper()
-        out = out if out >= t else t
+        acc = row[0]
+        for col in row[1:]:
+            acc = [(x + y).upper() for x, y in zip(acc, col)]
+        out.append(acc)
     return out
+
+
+def _largest(vectors: list) -> arb:
+    """The largest of exact points (comparisons of exact points are exact); 1 at least."""
+    best = arb(1)
+    for v in vectors:
+        if v:
+            m = max(v)
+            best = best if best >= m else m
+    return best
 
 
 def filter_constants(F: BallField, info: dict, r: int) -> dict:
     """b, w, s (with d and A_wt), kappa and their ingredients from a ball filter run
-    made with ``keep_blocks=True``: the dict of :func:`constants_from_bounds`.  Which
-    entries b and w bound is ``algorithms.s4.constants.norm_terms``; their moduli are
-    bounded here by exact upper points.  Values are floats rounded outward (b, w, s,
-    A_wt, kappa up; d down)."""
+    made with ``keep_blocks=True``: the dict of :func:`constants_from_bounds`.  b bounds
+    |x|, ||u||_inf (row sum), ||v||_inf (largest entry), ||T||_inf (largest row sum) and
+    w bounds ||W^-1||_inf (largest row sum of the run's ``info["inverse"]``) at every
+    root but -1, all the roots at once by exact upper points (``proofs/filter_constants.md``).
+    Values are floats rounded outward (b, w, s, A_wt, kappa up; d down)."""
     blocks, M = info["blocks"], info["M"]
+    skip = minus_one_index(M)
+    with ctx.workprec(UPPER_PREC):  # upper bounds rounded up to UPPER_PREC bits: valid, a little coarser
+        up = {key: _abs_uppers(vals, skip) for key, vals in blocks.items()}
+        rows = [up[("C", "B")]]  # |x|, ||u|| (row sum), each |v_i|, each row sum of T
+        if r:
+            rows += _row_sums([[up[("C", i)] for i in range(r)]]) + [up[(i, "B")] for i in range(r)]
+            rows += _row_sums([[up[(i, c)] for c in range(r)] for i in range(r)])
+        b = _largest(rows)
+        inv = [[_abs_uppers(x, skip) for x in row] for row in info["inverse"]]
+        w = _largest(_row_sums(inv))
     with ctx.workprec(F.prec):
-        b, w = arb(1), arb(1)
-        for _, rows, inv in norm_terms(F, blocks, M, r):  # the rows of b and of w = ||W^-1||
-            c = _norm_inf(rows)
-            b = b if b >= c else c
-            inv_norm = _norm_inf(inv) if inv is not None else arb(math.inf)
-            w = w if w >= inv_norm else inv_norm
         d_f = float_lower(separation(F, info["poles"], M))
         a_wt = {}
         for key, weights in info["weights"].items():

@@ -103,8 +103,8 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     """The length-L kernel of ``model`` at ``step`` with ||K^ - K||_inf <= eps, certified.
 
     ``cauchy`` picks the Cauchy route of the ball run: ``"tree"`` (exact product tree),
-    ``"direct"``, ``"fast"`` (hierarchical arcs) or ``"auto"`` (the tree below 8 states,
-    the arcs from there on: measured faster, and the tree's precision grows with N).
+    ``"direct"``, ``"fast"`` (hierarchical arcs) or ``"auto"`` (the route the measured
+    cost model of ``route_cost`` predicts fastest for N, M and the precision each needs).
     ``arithmetic`` (ball mode): ``"float64"`` runs the filter on float64 disks
     (``algorithms.s4_midrad``: direct Cauchy sums, numpy, rigorous rounding bounds) and
     fails if their radius exceeds eps; ``"double-double"`` likewise on double-double disks
@@ -207,7 +207,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
 
     if mode == "ball":
         mid, rad = enclosure_arrays(F, balls)
-        certificate.update(precision_bits=run.prec, max_radius=max(F.radius(b) for b in balls))
+        certificate.update(precision_bits=run.prec, max_radius=run.max_radius)
     elif mode == "exact":
         progress("exact filter")
         try:

@@ -18,6 +18,7 @@ roots in the float64 disk route (whose inverse is its own Gauss-Jordan kernel).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any, Callable
 
 from ...arith import Truth
@@ -118,3 +119,106 @@ def each_root(F, blocks: Mapping, M: int, r: int,
     m1 = minus_one_index(M)
     two = F.const(2)
     return [fn(k, bk, beta(F, F.root_of_unity(M, k), two)) for k, bk in enumerate(by_root(blocks)) if k != m1]
+
+
+# -- every root at once (vectors over the grid) ---------------------------------------
+
+def betas(F, M: int) -> list:
+    """beta_k = (1 + z_k)/2 for every root of the M-point grid."""
+    return F.vec_scale(F.const(Fraction(1, 2)), F.vec_shift(F.one(), F.roots_of_unity(M)))
+
+
+def _invert_all(F, W: list[list], r: int) -> tuple[list[list], set]:
+    """W^-1 at every root by Gauss-Jordan elimination with the diagonal pivots, the
+    entries being vectors over the roots; returns (the inverse's entries, the roots
+    where some pivot's zero test was not FALSE: there the entries mean nothing).
+    Entries known to be 0 or 1 are held as None and ``_ONE`` and not multiplied."""
+    A = [list(row) for row in W]
+    X: list[list] = [[_ONE if i == c else None for c in range(r)] for i in range(r)]
+    bad: set = set()
+    for c in range(r):
+        piv, zero, unknown = F.vec_inverses(A[c][c])
+        if zero or unknown:
+            bad.update(zero, unknown)
+            one = F.one()
+            piv = [one if p is None else p for p in piv]
+        A[c] = [None] * (c + 1) + [F.vec_mul(piv, x) for x in A[c][c + 1:]]
+        X[c] = [_times(F, piv, x) for x in X[c]]
+        for i in range(r):
+            if i == c:
+                continue
+            f = A[i][c]
+            A[i] = A[i][:c + 1] + [F.vec_sub(A[i][j], F.vec_mul(f, A[c][j])) for j in range(c + 1, r)]
+            X[i] = [_minus_product(F, X[i][j], f, X[c][j]) for j in range(r)]
+    return X, bad
+
+
+class _One:
+    """The entry 1 of the identity, before any elimination touched it."""
+
+
+_ONE = _One()
+
+
+def _times(F, v: list, x) -> list | None:
+    """v * x for a vector v and an entry x (None: zero, _ONE: one, else a vector)."""
+    return None if x is None else v if x is _ONE else F.vec_mul(v, x)
+
+
+def _minus_product(F, y, f: list, x):
+    """y - f x for entries y, x (None, _ONE or vectors) and a vector f."""
+    fx = _times(F, f, x)
+    if fx is None:
+        return y
+    if y is None:
+        return F.vec_scale(F.const(-1), fx)
+    if y is _ONE:
+        return F.vec_sub([F.one()] * len(fx), fx)
+    return F.vec_sub(y, fx)
+
+
+def _vector(F, x, n: int) -> list:
+    return [F.zero()] * n if x is None else [F.one()] * n if x is _ONE else x
+
+
+def transfer_all(F, blocks: Mapping, M: int, r: int, minus_one_value) -> Result:
+    """H at every root of the grid, the roots handled together as vectors: beta, W,
+    W^-1 (``_invert_all``), X = W^-1 v, H = x - beta u X, and ``H[M/2] = minus_one_value``.
+    Where a diagonal pivot's zero test is not FALSE, the root is done alone by
+    ``value_at`` (row pivoting), in increasing order, and its first non-ok status is
+    returned with ``info["root"]`` (``resonant-correction``, or ``undecided`` with
+    ``info["stage"] = "correction"``).  ``info["inverse"]``: W^-1 (rows of vectors over
+    the roots; the entries at M/2 mean nothing)."""
+    b = betas(F, M)
+    m1 = minus_one_index(M)
+    W = [[F.vec_mul(b, blocks[(i, c)]) for c in range(r)] for i in range(r)]
+    for i in range(r):
+        W[i][i] = F.vec_shift(F.one(), W[i][i])
+    inv, bad = _invert_all(F, W, r)
+    del W
+    inv = [[list(_vector(F, x, M)) for x in row] for row in inv]  # own lists: roots alone are written in
+    v = rhs(blocks, r)
+    acc = None  # sum_i u_i X_i, X = W^-1 v
+    for i in range(r):
+        Xi = None
+        for c in range(r):
+            t = F.vec_mul(inv[i][c], v[c])
+            Xi = t if Xi is None else F.vec_add(Xi, t)
+        t = F.vec_mul(blocks[("C", i)], Xi)
+        acc = t if acc is None else F.vec_add(acc, t)
+    H = F.vec_sub(blocks[("C", "B")], F.vec_mul(b, acc)) if r else list(blocks[("C", "B")])
+    bad.discard(m1)
+    for k in sorted(bad):
+        bk = at(blocks, k)
+        h = value_at(F, bk, b[k], r)
+        if not h.ok:
+            h.info["root"] = k
+            return h
+        H[k] = h.value
+        w = inverse(F, matrix(F, bk, b[k], r)).value
+        for i in range(r):
+            for c in range(r):
+                inv[i][c][k] = w[i][c]
+    if m1 is not None:
+        H[m1] = minus_one_value
+    return Result(Status.OK, H, {"inverse": inv})

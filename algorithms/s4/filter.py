@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cauchy.direct import cauchy_direct
-from ..cauchy.tree import cauchy_on_roots
+from ..cauchy.tree import cauchy_on_roots_many
 from ..cauchy.arcs.api import cauchy_fast_many
 from ..dft import idft, next_power_of_two
 from .c_tilde import c_tilde as form_c_tilde
@@ -40,10 +40,12 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
         return Result(Status.OK, dict(zip(keys, res.value)), {"fast": {k: v for k, v in res.info.items()
                                                                  if k in ("p", "p0", "theta", "rho0", "leaf")},
                                                         "bound": dict(zip(keys, res.info["bound"]))})
-    f = cauchy_on_roots if route == "tree" else cauchy_direct
+    if route == "tree":
+        res = cauchy_on_roots_many(F, poles, [weights[k] for k in keys], M)
+        return Result(Status.OK, dict(zip(keys, res.value))) if res.ok else res
     out = {}
     for k in keys:
-        res = f(F, poles, weights[k], M)
+        res = cauchy_direct(F, poles, weights[k], M)
         if not res.ok:
             return res
         out[k] = res.value
@@ -148,13 +150,15 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
     ``exceptional`` supplies the exact index partition (the j with lambda_j = -2/step),
     decided elsewhere, in place of zero tests in F.  With ``keep_blocks`` the result's
     info also holds the scaled blocks on the grid (``"blocks"``: the (r+1)^2 sums S_uv
-    by key), the poles and the per-sum weights, for the filter constants.
+    by key), the poles, the per-sum weights and W(z_k)^-1, for the filter constants.
 
     Result: ``value`` the L kernel entries.  ``info``: ``"M"`` (grid size),
     ``"exceptional"`` (the j with lambda_j = -2/step), ``"cauchy"`` (``"route"`` and
     the route's own keys: for ``"fast"`` its orders ``p``, ``p0``, ``theta``, ``rho0``,
     ``leaf`` under ``"fast"`` and the truncation bounds per sum under ``"bound"``); with
-    ``keep_blocks`` also ``"blocks"``, ``"poles"``, ``"weights"``, ``"c_tilde"``.
+    ``keep_blocks`` also ``"blocks"``, ``"poles"``, ``"weights"``, ``"c_tilde"`` and
+    ``"inverse"`` (W^-1 as r x r rows of vectors over the roots; its entries at the root
+    -1, where W is not formed, mean nothing).
     Statuses: ``resonant-diagonal`` (a pole mu_j on the grid; the Cauchy route's info),
     ``resonant-correction`` (W(z_k) singular; ``info["root"] = k``), ``undecided``
     (``info["reason"]``, ``info["stage"]`` in {"cauchy", "correction"}, and ``"root"``
@@ -186,27 +190,16 @@ def filter_kernel(F, model: DPLR, step, L: int, c_tilde: list | None = None,
         sums.info["stage"] = "cauchy"
         return sums
     for key, const in st.offsets.items():  # S_uv += (step/2) sum_{lambda_j = -a} conj(u_j) v_j
-        sums.value[key] = [F.add(y, const) for y in sums.value[key]]
+        sums.value[key] = F.vec_shift(const, sums.value[key])
     vals = sums.value
-    kept_weights = weights
-
-    H = [None] * M
-    minus_one = correction.minus_one_index(M)
-    two = F.const(2)
-    for k, blocks in enumerate(correction.by_root(vals)):
-        if k == minus_one:
-            H[k] = correction.value_at_minus_one(F, half_delta, Ct, m.B)
-            continue
-        h = correction.value_at(F, blocks, correction.beta(F, F.root_of_unity(M, k), two), r)
-        if not h.ok:
-            h.info["root"] = k
-            return h
-        H[k] = h.value
+    h = correction.transfer_all(F, vals, M, r, correction.value_at_minus_one(F, half_delta, Ct, m.B))
+    if not h.ok:
+        return h
     info = {"M": M, "exceptional": exceptional, "cauchy": {"route": cauchy, **sums.info}}
     if keep_blocks:
-        info.update(blocks=vals, poles=poles, weights=kept_weights, c_tilde=Ct)
+        info.update(blocks=vals, poles=poles, weights=weights, c_tilde=Ct, inverse=h.info["inverse"])
     del vals
-    return Result(Status.OK, idft(F, H)[:L], info)
+    return Result(Status.OK, idft(F, h.value)[:L], info)
 
 
 def convolve(F, K: list, u: list) -> list:

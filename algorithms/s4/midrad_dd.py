@@ -6,119 +6,89 @@ bounded per element (``proofs/double_double_filter.md``):
 
 1. set-up (partition, poles mu_j, weights) in ball arithmetic, rounded to double-double
    disks element by element;
-2. the (r+1)^2 Cauchy sums directly over blocks of (root, pole) pairs: d = z_k - mu_j,
-   1/d (a Newton step and a residual bound), the weighted terms, the sum over the poles by
-   a balanced tree of double-double additions;
+2. the (r+1)^2 Cauchy sums directly over blocks of (root, pole) pairs
+   (``cauchy_pairs``): d = z_k - mu_j as a pair, 1/d from a float64 inverse and its
+   residual by exact products, the sums over the poles by matrix products of exact
+   slices (BLAS);
 3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
    nonzero, else the route stops undecided), then H;
-4. the inverse DFT by radix-2 butterflies on disks, so every output disk contains the
-   transform of every choice of inputs in the input disks.
+4. the inverse DFT by radix-2 butterflies on the double-double midpoints, its rounding
+   bounded a priori per stage, plus the mean of the input radii.
 
 The kernel's disks hold K_j for every j < L; the result's ``info`` carries the bounds the
 filter constants need (b, w, d, A_wt), as in ``s4.midrad``.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, add_pairs, concat, dd_of_balls, mul_pairs, normalized, roots_of_unity_dd
+from ...arith.double_double import DD, add_pairs, dd_of_balls, mul_pairs, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..linalg import dot
 from ..result import Result, Status, undecided
 from . import correction
+from .cauchy_pairs import cauchy_pairs
 from .dplr import DPLR
 from .midrad import DiskArrays, bit_reverse, constant_bounds, disk_setup, gauss_jordan_inverse
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"
-#: the blocks of roots hold about this many (root, pole) pairs
-BLOCK_PAIRS = 1 << 14
-
-
-def _tree_pairs(re: tuple, im: tuple) -> tuple[tuple, tuple]:
-    """Sums over the last axis of the pairs (hi, lo) of both parts by a balanced tree of
-    ``add_pairs`` (midpoints only; the bound is the caller's)."""
-    while re[0].shape[-1] > 1:
-        n = re[0].shape[-1]
-        h = n // 2
-        parts = []
-        for x in (re, im):
-            s = add_pairs(x[0][..., :h], x[1][..., :h], x[0][..., h:2 * h], x[1][..., h:2 * h])
-            parts.append(tuple(np.concatenate([a, b[..., 2 * h:]], axis=-1) for a, b in zip(s, x)) if n % 2 else s)
-        re, im = parts
-    return (re[0][..., 0], re[1][..., 0]), (im[0][..., 0], im[1][..., 0])
-
-
-def _weighted_sums(q: DD, a: DD, C: float) -> DD:
-    """Disks of sum_j a_jc q_kj for every weight set c (q: roots x poles, a: poles x sets;
-    both with 2Sum pairs), shape roots x sets: the midpoints by double-double products
-    (broadcast over the sets, so each part of q is split once) and a balanced tree over
-    the poles, midpoints only; the radius C sum_j |a_jc|_1 |q_kj|_1 (their rounding,
-    Lemma 9) plus the propagated radii sum_j |q_kj| rad a_jc + rad q_kj (|a_jc| + rad a_jc),
-    each sum by one nonnegative matrix product bounded by ``sum_upper`` (Lemma 1 of
-    proofs/midrad_filter.md)."""
-    Q = [x[None] for x in (q.rh, q.rl, q.ih, q.il)]                 # 1 x roots x poles
-    Aw = [np.ascontiguousarray(x.T)[:, None, :] for x in (a.rh, a.rl, a.ih, a.il)]  # sets x 1 x poles
-    p1 = mul_pairs(Q[0], Q[1], Aw[0], Aw[1])
-    p2 = mul_pairs(Q[2], Q[3], Aw[2], Aw[3])
-    p3 = mul_pairs(Q[0], Q[1], Aw[2], Aw[3])
-    p4 = mul_pairs(Q[2], Q[3], Aw[0], Aw[1])
-    re, im = _tree_pairs(add_pairs(p1[0], p1[1], -p2[0], -p2[1]), add_pairs(p3[0], p3[1], p4[0], p4[1]))
-    n = q.rh.shape[1]
-    Q1 = up(np.abs(q.rh) + np.abs(q.ih))
-    A1 = up(np.abs(a.rh) + np.abs(a.ih))
-    rad = up(C * sum_upper(Q1 @ A1, n))
-    rad = up(rad + sum_upper(q.mid_abs() @ a.rad, n))
-    rad = up(rad + sum_upper(q.rad @ up(a.mid_abs() + a.rad), n))
-    rad = up(rad + n * 2.0 ** -930)               # the products' and additions' underflow allowances
-    out = DD(re[0].T, re[1].T, im[0].T, im[1].T, rad)                # roots x sets
-    return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
 
 
 def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     """Disks of S_k = sum_j a_j / (z_k - mu_j) for each weight set (poles and weights as
-    double-double disks), and a lower bound of min |z_k - mu_j| (inf without poles).
+    double-double disks), and a lower bound of min |z_k - mu_j| (inf without poles), by
+    ``cauchy_pairs.cauchy_pairs`` (exact products and matrix products of exact slices).
     RangeError when a difference's disk may contain 0 or a magnitude leaves the range."""
-    M, n, K = len(Z), len(poles), len(weights)
-    if n == 0:
-        return [DD.exact(np.zeros(M)) for _ in weights], math.inf
-    B = max(1, BLOCK_PAIRS // n)
-    P = poles.reshape(1, n)
-    A = normalized(concat([w.reshape(n, 1) for w in weights], axis=1))    # poles x sets
-    # the products' and the tree's rounding: (12 + 4 depth) u^2 sum |a|_1 |q|_1 (Lemma 9)
-    C = (12 + 4 * max(0, (n - 1).bit_length())) * 2.0 ** -106
-    out: list[DD] = []
-    sep = math.inf
-    for s in range(0, M, B):
-        z = Z[s:s + B].reshape(-1, 1)
-        d = z.sub(P)
-        sep = min(sep, float(np.min(d.abs_lower())))
-        out.append(_weighted_sums(d.inv(), A, C))
-    if not sep > 0:
-        raise RangeError("a pole's disk meets a root's")
-    S = concat(out)                                                     # roots x sets
-    return [DD(*(np.ascontiguousarray(x[:, c]) for x in (S.rh, S.rl, S.ih, S.il, S.rad))) for c in range(K)], sep
+    return cauchy_pairs(Z, poles, weights)
+
+
+def _cmul_pairs(wr, wi, o):
+    """w o for twiddle pairs w = (wr, wi) and the pairs o = (rh, rl, ih, il): midpoint
+    kernels only (four ``mul_pairs``, two ``add_pairs``)."""
+    rh, rl, ih, il = o
+    a, b = mul_pairs(wr[0], wr[1], rh, rl), mul_pairs(wi[0], wi[1], ih, il)
+    c, d = mul_pairs(wr[0], wr[1], ih, il), mul_pairs(wi[0], wi[1], rh, rl)
+    return (*add_pairs(a[0], a[1], -b[0], -b[1]), *add_pairs(c[0], c[1], d[0], d[1]))
 
 
 def idft_dd(H: DD, M: int) -> DD:
     """Disks of (1/M) sum_k h_k conj(z_k)^j (numpy's ifft convention) for every h in the
-    disks H: an iterative radix-2 transform on disks (twiddles the disks of conj(z))."""
-    x = H[bit_reverse(M)]
-    Zc = roots_of_unity_dd(M).conj()
+    disks H: the radix-2 transform of the midpoints by the pair kernels, its rounding
+    bounded a priori stage by stage, plus the mean of the input radii
+    (proofs/double_double_filter.md, Lemma 13)."""
+    x = normalized(H[bit_reverse(M)])
+    parts = [x.rh, x.rl, x.ih, x.il]
+    Zc = normalized(roots_of_unity_dd(M).conj())
+    r_w = float(np.max(Zc.rad)) if M > 1 else 0.0
+    c_loc = up(up(24 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))     # per unit of X, Lemma 13
+    E = 0.0
+    X = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
     size = 2
     while size <= M:
         half = size // 2
-        w = Zc[0:M:M // size][:half].reshape(1, half)   # exp(+2 pi i j / size)
-        v = x.reshape(-1, size)
-        p = v[:, half:].mul(w)
-        e = v[:, :half]
-        x = concat([e.add(p), e.sub(p)], axis=1).reshape(-1)
+        tw = Zc[0:M:M // size][:half]                    # exp(+2 pi i j / size)
+        wr, wi = (tw.rh[None], tw.rl[None]), (tw.ih[None], tw.il[None])
+        v = [y.reshape(-1, size) for y in parts]
+        o = [y[:, half:] for y in v]
+        e = [y[:, :half] for y in v]
+        p = _cmul_pairs(wr, wi, o)
+        top = (*add_pairs(e[0], e[1], p[0], p[1]), *add_pairs(e[2], e[3], p[2], p[3]))
+        bot = (*add_pairs(e[0], e[1], -p[0], -p[1]), *add_pairs(e[2], e[3], -p[2], -p[3]))
+        parts = [np.concatenate([t, b], axis=1).reshape(-1) for t, b in zip(top, bot)]
+        if not X <= 2.0 ** 500:                          # NaN fails too (Lemma 8's range)
+            raise RangeError("the inverse transform left the double-double range")
+        E = up(up(up(2 * E) + up(c_loc * X)) + 2.0 ** -945)
+        X = float(np.max(up(np.abs(parts[0]) + np.abs(parts[2]))))
         size *= 2
-    return x.scale(1.0 / M) if M > 1 else x
+    mean_rad = float(sum_upper(float(np.sum(x.rad)), M)) / M
+    R = up(up(mean_rad * (1 + 2.0 ** -50)) + up(E / M))   # E/M, M a power of two: exact but for underflow
+    c = 1.0 / M
+    out = DD(parts[0] * c, parts[1] * c, parts[2] * c, parts[3] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
+    return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
 
 
 def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None,

@@ -1,0 +1,342 @@
+"""Cauchy sums on the root grid to double-double accuracy, on BLAS.
+
+S_c(z_k) = sum_j a_jc / (z_k - mu_j) for every root z_k and weight set c, with the
+roots, poles and weights given as double-double disks (``arith.double_double.DD``) and
+the sums returned as double-double disks.  Per block of roots, with the (component,
+pole, root) arrays of the block's pairs (``proofs/double_double_filter.md``, section 6):
+
+1. d = dh + dl, the difference as a normalized pair (2Sum of the high parts, the low
+   parts added, 2Sum again), each pair's rounding bounded from its own low parts
+   (Lemma 10);
+2. q0, a float64 inverse of dh (any value would do), the residual r = 1 - (dh + dl) q0
+   from Dekker's exact products and 2Sum, and delta = q0 r, so that q0 + delta is within
+   about u^2 |q0| of 1/d (Lemma 11);
+3. the weighted sums by matrix products: q0 is cut into four slices on grids relative
+   to its row's largest entry, delta into two, the weights into four relative to their
+   set's largest entry, so that the products of the leading slices are exact (Ozaki's
+   splitting) and only the small remainders are rounded (Lemma 12).
+
+The radius bounds every error from the block's actual magnitudes.  Raises
+``RangeError`` when a bound would not hold (a pole whose disk is too close to a root,
+magnitudes outside the checked range).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...arith.double_double import DD, two_sum
+from ...arith.midrad import U, RangeError, sum_upper, up
+
+#: (root, pole) pairs per block: a block's arrays stay in the second-level cache
+BLOCK_PAIRS = 1 << 14
+#: the block is refused when the residual bound rho' exceeds this
+RHO_MAX = 2.0 ** -30
+
+
+def _pow2_at_least(m: np.ndarray) -> np.ndarray:
+    """The least power of two >= m, for m > 0 (exact: frexp)."""
+    f, e = np.frexp(m)
+    return np.ldexp(np.ones_like(m), e - (f == 0.5))
+
+
+def _layout(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    """The 2n x 2K real layout of weights a = re + i im (n x K) for a left factor
+    [qr | qi] of q = qr - i qi: columns (Re, Im) of each set, rows j then n + j."""
+    n, K = re.shape
+    out = np.empty((2 * n, 2 * K))
+    out[:n, 0::2], out[:n, 1::2] = re, im
+    out[n:, 0::2], out[n:, 1::2] = im, -re
+    return out
+
+
+class _Weights:
+    """The weights' slices (real layout) and the radius coefficients that do not depend on
+    the block (Lemma 12)."""
+
+    def __init__(self, a: DD, beta: int):
+        n, K = a.rh.shape
+        self.n, self.K = n, K
+        amax = np.maximum(np.abs(a.rh).max(axis=0), np.abs(a.ih).max(axis=0))      # per set
+        self.sigma = _pow2_at_least(np.where(amax > 0, amax, 1.0))                 # an all-zero set: 1
+        self.sigma_min, self.sigma_max = float(self.sigma.min()), float(self.sigma.max())
+        if not self.sigma_min >= 2.0 ** (3 * beta - 1070):
+            raise RangeError("a weight set too small for exact slices")
+        (r1, r2, r3, r4), (i1, i2, i3, i4) = (_slices(x, self.sigma[None, :], beta) for x in (a.rh, a.ih))
+        A1, A2, A3 = _layout(r1, i1), _layout(r2, i2), _layout(r3, i3)
+        self.A1, self.A12, self.A123 = A1, np.hstack([A1, A2]), np.hstack([A1, A2, A3])
+        r23, i23 = r2 + r3, i2 + i3                                                # exact
+        r123, i123 = (r1 + r2) + r3, (i1 + i2) + i3                                # the last sum rounded
+        r4l, i4l = r4 + a.rl, i4 + a.il                                            # rounded
+        r34l, i34l = r3 + r4l, i3 + i4l                                            # rounded
+        #: the rest's right factor, for the left blocks [q0, q2, q3, q4, delta1, delta2]
+        self.R = np.vstack([_layout(r4l, i4l), A3, _layout(r23, i23), _layout(r123, i123), _layout(r34l, i34l),
+                            _layout(a.rh, a.ih)])
+        one = lambda x, y: up(np.abs(x) + np.abs(y))                               # |.|_1, rounded up
+        self.abs_a = a.abs_upper()                                                 # >= |a| over the disk
+        self.rad_a = a.rad
+        self.a4l_1 = one(r4l, i4l)
+        self.ah_1 = one(a.rh, a.ih)
+        self.al_mod = one(a.rl, a.il)
+        rank1 = up(up(2.0 ** -beta * one(r3, i3)) + up(2.0 ** (-2 * beta) * one(r23, i23)))
+        rank1 = up(rank1 + up(2.0 ** (-3 * beta) * one(r123, i123)))
+        self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
+        rank1d = up(2 * up(one(r34l, i34l) + self.a4l_1) + up(2.0 ** -beta * self.ah_1))
+        self.rank1d = sum_upper(np.sum(rank1d, axis=0), n)                         # per set, times tau_delta
+        self.sum_a1 = np.sum(up(up(self.ah_1 + self.al_mod) + a.rad), axis=0)    # per set
+
+
+def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
+    """w = w1 + w2 + w3 + w4 exactly, w_k on the grid scale 2^(-k beta) (k <= 3), for
+    |w| <= scale (a power of two, broadcast against w)."""
+    out, rest = [], w
+    for k in (1, 2, 3):
+        C = 1.5 * scale * 2.0 ** (52 - k * beta)
+        wk = (rest + C) - C
+        out.append(wk)
+        rest = rest - wk
+    return (*out, rest)
+
+
+def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
+    """Disks of S_c(z_k) = sum_j a_jc / (z_k - mu_j) for each weight set (double-double
+    midpoints, radii from the actual magnitudes), and a lower bound of min |z_k - mu_j|
+    (inf without poles).  RangeError when a bound would not hold."""
+    M, n, K = len(Z), len(poles), len(weights)
+    if n == 0:
+        return [DD.exact(np.zeros(M)) for _ in weights], math.inf
+    beta = (53 - (2 * n - 1).bit_length()) // 2            # beta + beta + log2(2n) <= 53
+    m = 12 * n + 3
+    if not m * U <= 0.01:
+        raise RangeError("too many poles for the a-priori bounds")
+    gam = up(m * U * (1 + 4 * U) / (1 - m * U))           # >= gamma_m: the rest's rounding
+    W = _Weights(DD(*(np.stack([getattr(w, f) for w in weights], axis=1) for f in ("rh", "rl", "ih", "il", "rad"))),
+                 beta)                                    # poles x sets
+
+    big = max(float(np.max(np.abs(p))) for p in (Z.rh, Z.ih, poles.rh, poles.ih))
+    if not big <= 2.0 ** 100:                             # NaN fails too
+        raise RangeError("a root or pole exceeds 2^100 for double-double disks")
+    # parts below 2^-200 are set to 0 (into the radius): then every difference is a
+    # multiple of 2^-252 and Dekker's products below are exact (Lemma 10)
+    zp = [np.where(np.abs(x) >= 2.0 ** -200, x, 0.0) for x in (Z.rh, Z.rl, Z.ih, Z.il, poles.rh, poles.rl,
+                                                             poles.ih, poles.il)]
+    # the representation: |z - zh - zl| + |mu - ph - pl| <= R0 (with the dropped parts)
+    R0 = up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196)
+    P = np.stack([zp[4], zp[6]])[:, :, None]               # 2 x n x 1
+    PL = np.stack([zp[5], zp[7]])[:, :, None]
+    Zh = np.stack([zp[0], zp[2]])[:, None, :]              # 2 x 1 x M
+    Zl = np.stack([zp[1], zp[3]])[:, None, :]
+    hi = np.empty((2 * K, M))                              # rows (Re, Im) of each set
+    lo = np.empty((2 * K, M))
+    rad = np.empty((K, M))
+    sep = math.inf
+    Bk = max(1, min(M, BLOCK_PAIRS // n))
+    work = _Work(Bk, n)
+    WT = _WeightsT(W)
+    for s in range(0, M, Bk):
+        e = min(M, s + Bk)
+        hi[:, s:e], lo[:, s:e], rad[:, s:e], sp = _block(work, Zh[..., s:e], Zl[..., s:e], P, PL, W, WT, beta,
+                                                           gam, R0)
+        sep = min(sep, sp)
+    rad = up(rad + up(up(n * 2.0 ** -1060) + up(2.0 ** -1070 * W.sum_a1)[:, None]))  # underflow allowances
+    out = [DD(hi[2 * c], lo[2 * c], hi[2 * c + 1], lo[2 * c + 1], rad[c]) for c in range(K)]
+    for x in out:
+        x._make(x.rh, x.rl, x.ih, x.il, x.rad)             # the range check
+    return out, sep
+
+
+class _WeightsT:
+    """The transposed right factors (sets' rows first), contiguous for the block products."""
+
+    def __init__(self, W: _Weights):
+        self.A123, self.A12, self.A1, self.R = (np.ascontiguousarray(x.T) for x in (W.A123, W.A12, W.A1, W.R))
+
+
+class _Work:
+    """Buffers for blocks of up to ``B`` roots (reused: no allocation per block); the roots
+    are the last, contiguous axis."""
+
+    def __init__(self, B: int, n: int):
+        shape = (2, n, B)
+        self.dh, self.dl = np.empty(shape), np.empty(shape)
+        self.L = np.empty((6, 2, n, B))                    # [q0, q2, q3, q4, delta1, delta2]
+        self.d = np.empty(shape)
+        self.q1 = np.empty(shape)
+        self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
+        self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
+        self.v, self.T, self.rre, self.im, self.s, self.g, self.ed = (np.empty((n, B)) for _ in range(7))
+
+
+def _sum_bound(xs: list) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of the arrays by a balanced tree, and a bound u sum |partial sums| of its
+    rounding (each addition errs by at most u times its result)."""
+    err = np.zeros(xs[0].shape)
+    while len(xs) > 1:
+        nxt = []
+        for i in range(0, len(xs) - 1, 2):
+            y = xs[i] + xs[i + 1]
+            err = up(err + np.abs(y))
+            nxt.append(y)
+        xs = nxt + ([xs[-1]] if len(xs) % 2 else [])
+    return xs[0], up(U * err)
+
+
+def _split(x, h, l):
+    """Veltkamp's split into the buffers: h + l = x, each of at most 26 bits."""
+    np.multiply(x, 134217729.0, out=h)
+    np.subtract(h, x, out=l)
+    np.subtract(h, l, out=h)
+    np.subtract(x, h, out=l)
+
+
+def _dekker(xH, xL, yH, yL, p, e, t):
+    """e = ((xH yH - p) + xH yL + xL yH) + xL yL (Dekker's error of p = fl(x y))."""
+    np.multiply(xH, yH, out=e)
+    e -= p
+    np.multiply(xH, yL, out=t)
+    e += t
+    np.multiply(xL, yH, out=t)
+    e += t
+    np.multiply(xL, yL, out=t)
+    e += t
+
+
+def _block(w: _Work, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int, gam: float, R0: float):
+    """One block of roots: (hi, lo, rad, sep) of the sums at its roots (see the module);
+    arrays are (component, pole, root)."""
+    B, n, K = Zh.shape[2], W.n, W.K
+    if B != w.dh.shape[2]:
+        w = _Work(B, n)
+    dh, dl, t, f = w.dh, w.dl, w.t, w.f
+    # 1. d = dh + dl, a normalized pair: 2Sum of the high parts, the low parts added (Lemma 10)
+    np.subtract(Zh, P, out=dh)
+    np.subtract(dh, Zh, out=dl)                            # 2Sum(zh, -ph): bb
+    np.subtract(dh, dl, out=f)
+    np.subtract(Zh, f, out=f)                              # zh - (s - bb)
+    np.add(P, dl, out=dl)                                  # (-ph) - bb, negated
+    np.subtract(f, dl, out=dl)                             # se
+    np.subtract(Zl, PL, out=t)
+    dl += t                                                # v = se + (zl - pl)
+    ed = w.ed                                              # |t|_1 + |v|_1: the pair's rounding is <= u ed
+    np.abs(t, out=f)
+    f += np.abs(dl, out=w.qH)
+    np.add(f[0], f[1], out=ed)
+    np.add(dh, dl, out=f)                                  # 2Sum(s, v)
+    np.subtract(f, dh, out=t)                              # bb
+    np.subtract(dl, t, out=dl)                             # v - bb
+    np.subtract(f, t, out=t)
+    np.subtract(dh, t, out=t)                              # s - (s' - bb)
+    dl += t
+    dh, f = f, dh                                          # dh: the new high parts
+    sq = np.multiply(dh, dh, out=t)
+    v = np.add(sq[0], sq[1], out=w.v)                      # |dh|^2, rounded
+    if not float(v.min()) >= 2.0 ** -798:                  # NaN fails too
+        raise RangeError("a pole lies too close to a root for double-double disks")
+    np.divide(1.0, v, out=v)
+    L = w.L
+    q0 = np.multiply(dh, v, out=L[0])                      # [q0r, q0i]: q0 = q0r - i q0i
+    T = np.sqrt(v, out=w.T)
+    # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
+    dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
+    _split(dh, dH, dL)
+    _split(q0, qH, qL)
+    p, e, c = w.p, w.e, w.c
+    np.multiply(dh, q0, out=p)                             # [dhr q0r, dhi q0i]
+    _dekker(dH, dL, qH, qL, p, e, t)
+    np.multiply(dh[::-1], q0, out=c)                       # [dhi q0r, dhr q0i]
+    _dekker(dH[::-1], dL[::-1], qH, qL, c, f, t)
+    s, g, rre, im = w.s, w.g, w.rre, w.im                  # 2Sum of p1 + p2
+    np.add(p[0], p[1], out=s)
+    np.subtract(s, p[0], out=rre)                          # bb
+    np.subtract(s, rre, out=g)
+    np.subtract(p[0], g, out=g)
+    np.subtract(p[1], rre, out=rre)
+    g += rre
+    np.subtract(1.0, s, out=rre)                           # ((1 - s) - g) - (e1 + e2) - Re(dl q0)
+    rre -= g
+    np.add(e[0], e[1], out=s)
+    rre -= s
+    np.multiply(dl, q0, out=t)
+    np.add(t[0], t[1], out=s)
+    rre -= s
+    np.subtract(c[0], c[1], out=im)                        # Im(d q0) = -Im r
+    np.subtract(f[0], f[1], out=s)
+    im += s
+    np.multiply(dl[::-1], q0, out=t)
+    np.subtract(t[0], t[1], out=s)
+    im += s
+    rho = up(max(float(rre.max()), -float(rre.min())) + max(float(im.max()), -float(im.min())))  # >= |r^|
+    d = w.d                                                # delta = q0 r^ in q0's layout
+    np.multiply(q0[0], rre, out=d[0])
+    np.multiply(q0[1], im, out=s)
+    d[0] -= s
+    np.multiply(q0[0], im, out=d[1])
+    np.multiply(q0[1], rre, out=s)
+    d[1] += s
+    Tmax = float(T.max())
+    # per pair |d - dh - dl| <= R0 + 1.01 u ed =: Rd (Lemma 10); its rounded value times (1 + 6u)
+    np.multiply(ed, 1.01 * U, out=ed)
+    ed += R0
+    R1 = up((1 + 6 * U) * float(ed.max()))                # the block's largest Rd
+    cbeta = up((1 + 5.2 * U) * R1)
+    # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair
+    rho1 = up(up(up(up((1 + 7.03 * U) * rho) + 16.8 * U * U) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
+    if not rho1 <= RHO_MAX:
+        raise RangeError("a pole lies too close to a root for double-double disks")
+    calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 16.8 * U * U)))
+    calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
+    sep = float(np.nextafter(np.nextafter((1 - 4 * U) / Tmax, -np.inf) - R1, -np.inf))
+    if not sep > 0:
+        raise RangeError("a pole's disk meets a root's")
+    # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
+    np.abs(q0, out=t)
+    tau = _pow2_at_least(t.reshape(2 * n, B).max(axis=0))  # per root
+    tmin, tmax = float(tau.min()), float(tau.max())
+    if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
+        raise RangeError("the sums' magnitudes leave the range of exact slices")
+    rest = t
+    for out, k in ((w.q1, 1), (L[1], 2), (L[2], 3)):
+        C = 1.5 * 2.0 ** (52 - k * beta) * tau           # per root
+        src = q0 if k == 1 else rest
+        np.add(src, C, out=out)
+        out -= C                                           # src rounded to the grid tau 2^(-k beta)
+        np.subtract(src, out, out=rest)                    # exact
+    L[3] = rest                                            # q4: |q4| <= tau 2^(-3 beta - 1)
+    np.abs(d, out=t)
+    dmax = t.reshape(2 * n, B).max(axis=0)
+    taud = _pow2_at_least(np.where(dmax > 0, dmax, 2.0 ** -200 * tau))   # per root, >= |delta| parts
+    if not float(taud.min()) * W.sigma_min >= 2.0 ** (3 * beta - 1072):
+        raise RangeError("the sums' magnitudes leave the range of exact slices")
+    C = 1.5 * 2.0 ** (52 - beta) * taud
+    np.add(d, C, out=L[4])
+    L[4] -= C                                              # delta1: delta on the grid taud 2^-beta
+    np.subtract(d, L[4], out=L[5])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
+    X1 = WT.A123 @ w.q1.reshape(2 * n, B)                  # exact: a1 q1 | a2 q1 | a3 q1
+    X2 = WT.A12 @ L[1].reshape(2 * n, B)                   # exact: a1 q2 | a2 q2
+    X3 = WT.A1 @ L[2].reshape(2 * n, B)                    # exact: a1 q3
+    X4 = WT.A12 @ L[4].reshape(2 * n, B)                   # exact: a1 delta1 | a2 delta1
+    Y = WT.R @ L.reshape(12 * n, B)                        # the rest, rounded
+    k2 = 2 * K
+    h, l1 = two_sum(X1[:k2], X1[k2:2 * k2])
+    h, l2 = two_sum(h, X2[:k2])
+    h, l3 = two_sum(h, X4[:k2])
+    h, l4 = two_sum(h, X1[2 * k2:])
+    h, l5 = two_sum(h, X2[k2:])
+    h, l6 = two_sum(h, X3)
+    tt, terr = _sum_bound([l1, l2, l3, l4, l5, l6, X4[k2:], Y])
+    h, l = two_sum(h, tt)
+    # 4. the radius, per set: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
+    cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
+    base = up(up(W.rad_a * up(cw + calpha)) + up((gam + U) * 1.4143 * (1 + 4 * U) * W.a4l_1))
+    per_rho = up((1 + 8 * U) * W.al_mod)
+    G1 = np.vstack([base.T, per_rho.T, W.abs_a.T]) @ T     # 3K x B
+    np.multiply(ed, v, out=ed)                             # Rd |q0|^2 / (1 + 5.2u), rounded
+    G2 = up((1 + 5.2 * U) * (1 + 8 * U) * up(W.abs_a + W.rad_a)).T @ ed
+    rad = up(sum_upper(G1[:K], n) + up(rho * sum_upper(G1[K:2 * K], n)))
+    rad = up(rad + up(calpha * sum_upper(G1[2 * K:], n)))
+    rad = up(rad + sum_upper(G2, n))
+    rad = up(rad + up(up((gam + U) * W.rank1)[:, None] * tau[None, :]))
+    rad = up(rad + up(up((gam + U) * W.rank1d)[:, None] * taud[None, :]))
+    rad = up(rad + up(terr[0::2] + terr[1::2]))
+    return h, l, rad, sep

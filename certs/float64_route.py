@@ -109,21 +109,51 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional) -> tuple[Any
 DISK_ROUTES = ("float64", "double-double")
 
 
+def first_entry_estimate(model, step) -> float | None:
+    """|K_0| = |C* G^-1 step B| (G = I - (step/2) A) in float64, by Woodbury on the DPLR
+    form: an uncertified estimate for routing only (None if the inputs do not convert).
+    The float64 route's radius is at least u max_j |K_j| (the transform's last rounding,
+    proofs/midrad_filter.md, Lemma 11), so an eps far below u |K_0| is out of its reach."""
+    try:
+        lam = np.array([complex(x) for x in model.Lambda])
+        P = np.array([[complex(x) for x in row] for row in model.P])
+        Q = np.array([[complex(x) for x in row] for row in model.Q])
+        B = np.array([complex(x) for x in model.B])
+        C = np.array([complex(x) for x in model.C])
+        h = float(step) / 2
+        with np.errstate(all="ignore"):
+            D = 1 - h * lam                               # G = diag(D) + h P Q*
+            Db, DP = B / D, P / D[:, None]
+            S = np.eye(P.shape[1]) + h * (Q.conj().T @ DP)
+            x = Db - h * (DP @ np.linalg.solve(S, Q.conj().T @ Db))
+            k0 = abs(np.vdot(C, 2 * h * x))
+    except (TypeError, ValueError, np.linalg.LinAlgError, OverflowError):
+        return None
+    return float(k0) if math.isfinite(k0) else None
+
+
 def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, exceptional,
                 progress: Callable[[str], None]) -> tuple[Any, float, list[str]]:
     """The disk routes ``arithmetic`` allows ("auto": float64, then double-double), the first
     whose radii are all <= eps: (its result or None, seconds spent forming C~, why each
     route tried did not certify).  C~, when formed, is formed once for both.  Under "auto"
-    the double-double route is skipped when eps is below the float64 radius times 2^-53
-    (the double-double radii measured are about 2^-47 times the float64 ones), so a ball
-    run is not delayed by a route that cannot reach eps."""
+    a route is skipped when eps is below what it can reach: the float64 route when eps is
+    below u |K_0| / 2, the double-double route below 4 u^2 |K_0| (``first_entry_estimate``;
+    their radii are at least u max|K| and about 10 u^2 max|K|) or, after a float64 run,
+    below the float64 radius times 2^-53, so a ball run is not delayed by a route that
+    cannot reach eps."""
     ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
     if ct is None:
         return None, 0.0, [f"C~: {why}"]
     tried: list[str] = []
     radius64 = None
+    k0 = first_entry_estimate(model, step) if arithmetic == "auto" else None
     for name in DISK_ROUTES:
         if arithmetic not in ("auto", name):
+            continue
+        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** (54 if name == "float64" else 104)) > eps:
+            floor = "u max|K|" if name == "float64" else "10 u^2 max|K|"
+            tried.append(f"{name}: skipped (its radius is at least {floor}, and |K_0| is about {k0:.3g})")
             continue
         if name == "double-double" and arithmetic == "auto" and radius64 is not None \
                 and Fraction(radius64) * Fraction(1, 2 ** 53) > eps:

@@ -85,6 +85,11 @@ class _Weights:
         rank1d = up(2 * up(one(r34l, i34l) + self.a4l_1) + up(2.0 ** -beta * self.ah_1))
         self.rank1d = sum_upper(np.sum(rank1d, axis=0), n)                         # per set, times tau_delta
         self.sum_a1 = np.sum(up(up(self.ah_1 + self.al_mod) + a.rad), axis=0)    # per set
+        self.ar = up(self.abs_a + self.rad_a)
+
+    def set_lam_p(self, lam_p: np.ndarray) -> None:
+        """The poles' share of d's rounding (Lemma 10), for the products with v."""
+        self.lam_p = lam_p
 
 
 def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
@@ -121,29 +126,70 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     # multiple of 2^-252 and Dekker's products below are exact (Lemma 10)
     zp = [np.where(np.abs(x) >= 2.0 ** -200, x, 0.0) for x in (Z.rh, Z.rl, Z.ih, Z.il, poles.rh, poles.rl,
                                                              poles.ih, poles.il)]
-    # the representation: |z - zh - zl| + |mu - ph - pl| <= R0 (with the dropped parts)
+    # the representation: |z - zh - zl| + |mu - ph - pl| <= R0 (with the dropped parts), and
+    # the rounding of d's pair: 2.01 u (|zl|_1 + |pl|_1) = lam_k + lam_j (Lemma 10)
     R0 = up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196)
+    lam_z = up(2.01 * U * up(np.abs(zp[1]) + np.abs(zp[3])))
+    lam_p = up(2.01 * U * up(np.abs(zp[5]) + np.abs(zp[7])))
+    lam_p_max = float(lam_p.max())
+    W.set_lam_p(lam_p)
     P = np.stack([zp[4], zp[6]])[:, :, None]               # 2 x n x 1
     PL = np.stack([zp[5], zp[7]])[:, :, None]
     Zh = np.stack([zp[0], zp[2]])[:, None, :]              # 2 x 1 x M
     Zl = np.stack([zp[1], zp[3]])[:, None, :]
-    hi = np.empty((2 * K, M))                              # rows (Re, Im) of each set
-    lo = np.empty((2 * K, M))
-    rad = np.empty((K, M))
+    out = _Out(K, M)
     sep = math.inf
     Bk = max(1, min(M, BLOCK_PAIRS // n))
     work = _Work(Bk, n)
     WT = _WeightsT(W)
     for s in range(0, M, Bk):
         e = min(M, s + Bk)
-        hi[:, s:e], lo[:, s:e], rad[:, s:e], sp = _block(work, Zh[..., s:e], Zl[..., s:e], P, PL, W, WT, beta,
-                                                           gam, R0)
-        sep = min(sep, sp)
-    rad = up(rad + up(up(n * 2.0 ** -1060) + up(2.0 ** -1070 * W.sum_a1)[:, None]))  # underflow allowances
-    out = [DD(hi[2 * c], lo[2 * c], hi[2 * c + 1], lo[2 * c + 1], rad[c]) for c in range(K)]
-    for x in out:
+        sep = min(sep, _block(work, out, slice(s, e), Zh[..., s:e], Zl[..., s:e], P, PL, W, WT, beta, R0,
+                              lam_z[s:e], lam_p_max))
+    h, l, rad = _assemble(out, W, n, K, gam, up(R0 + lam_z))
+    res = [DD(h[2 * c], l[2 * c], h[2 * c + 1], l[2 * c + 1], rad[c]) for c in range(K)]
+    for x in res:
         x._make(x.rh, x.rl, x.ih, x.il, x.rad)             # the range check
-    return out, sep
+    return res, sep
+
+
+class _Out:
+    """What the blocks leave, over all M roots: the exact and rounded products (rows: the
+    (Re, Im) of each set, for each slice pair), the sums of T and R_d v against the
+    weights, and per root the scales and the block's residual constants."""
+
+    def __init__(self, K: int, M: int):
+        self.X1, self.X2, self.X3 = np.empty((6 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))
+        self.X4, self.Y = np.empty((4 * K, M)), np.empty((2 * K, M))
+        self.GT, self.Gv = np.empty((4 * K, M)), np.empty((2 * K, M))
+        self.tau, self.taud, self.rho, self.calpha = (np.empty(M) for _ in range(4))
+
+
+def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) -> tuple:
+    """The pairs (h, l) of the sums, (2K, M), and their radii, (K, M) (Lemma 12.3-4)."""
+    k2 = 2 * K
+    h, l1 = two_sum(o.X1[:k2], o.X1[k2:2 * k2])
+    h, l2 = two_sum(h, o.X2[:k2])
+    h, l3 = two_sum(h, o.X4[:k2])
+    h, l4 = two_sum(h, o.X1[2 * k2:])
+    h, l5 = two_sum(h, o.X2[k2:])
+    h, l6 = two_sum(h, o.X3)
+    tt, terr = _sum_bound([l1, l2, l3, l4, l5, l6, o.X4[k2:], o.Y])
+    h, l = two_sum(h, tt)
+    # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
+    cw = up((1 + 4 * U) * (1 + 1.01 * o.rho))              # |q^| <= cw T, per root
+    GT = [sum_upper(o.GT[i * K:(i + 1) * K], n) for i in range(4)]   # rad_a, |a4l|_1, |al|, |a| against T
+    rad = up(GT[0] * up(cw + o.calpha)[None, :])
+    rad = up(rad + up((gam + U) * 1.4143 * (1 + 4 * U) * GT[1]))
+    rad = up(rad + up(up((1 + 8 * U) * GT[2]) * o.rho[None, :]))
+    rad = up(rad + up(GT[3] * o.calpha[None, :]))
+    Rv = up(up(sum_upper(o.Gv[:K], n) * Rz[None, :]) + sum_upper(o.Gv[K:], n))   # sum_j Rd_kj v_kj (|a_j| + rad)
+    rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
+    rad = up(rad + up(up((gam + U) * W.rank1)[:, None] * o.tau[None, :]))
+    rad = up(rad + up(up((gam + U) * W.rank1d)[:, None] * o.taud[None, :]))
+    rad = up(rad + up(terr[0::2] + terr[1::2]))
+    rad = up(rad + up(up(n * 2.0 ** -1060) + up(2.0 ** -1070 * W.sum_a1)[:, None]))  # underflow allowances
+    return h, l, rad
 
 
 class _WeightsT:
@@ -151,6 +197,8 @@ class _WeightsT:
 
     def __init__(self, W: _Weights):
         self.A123, self.A12, self.A1, self.R = (np.ascontiguousarray(x.T) for x in (W.A123, W.A12, W.A1, W.R))
+        self.GT = np.ascontiguousarray(np.hstack([W.rad_a, W.a4l_1, W.al_mod, W.abs_a]).T)
+        self.Gv = np.ascontiguousarray(np.hstack([W.ar, up(W.ar * W.lam_p[:, None])]).T)
 
 
 class _Work:
@@ -165,7 +213,7 @@ class _Work:
         self.q1 = np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
         self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
-        self.v, self.T, self.rre, self.im, self.s, self.g, self.ed = (np.empty((n, B)) for _ in range(7))
+        self.v, self.T, self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(6))
 
 
 def _sum_bound(xs: list) -> tuple[np.ndarray, np.ndarray]:
@@ -202,10 +250,12 @@ def _dekker(xH, xL, yH, yL, p, e, t):
     e += t
 
 
-def _block(w: _Work, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int, gam: float, R0: float):
-    """One block of roots: (hi, lo, rad, sep) of the sums at its roots (see the module);
-    arrays are (component, pole, root)."""
-    B, n, K = Zh.shape[2], W.n, W.K
+def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int,
+           R0: float, lam_z: np.ndarray, lam_p_max: float) -> float:
+    """One block of roots (the columns ``cols`` of ``out``): the exact and rounded
+    products and the radius ingredients at its roots; returns its separation bound.  The
+    block's arrays are (component, pole, root)."""
+    B, n = Zh.shape[2], W.n
     if B != w.dh.shape[2]:
         w = _Work(B, n)
     dh, dl, t, f = w.dh, w.dl, w.t, w.f
@@ -218,10 +268,6 @@ def _block(w: _Work, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int, gam: 
     np.subtract(f, dl, out=dl)                             # se
     np.subtract(Zl, PL, out=t)
     dl += t                                                # v = se + (zl - pl)
-    ed = w.ed                                              # |t|_1 + |v|_1: the pair's rounding is <= u ed
-    np.abs(t, out=f)
-    f += np.abs(dl, out=w.qH)
-    np.add(f[0], f[1], out=ed)
     np.add(dh, dl, out=f)                                  # 2Sum(s, v)
     np.subtract(f, dh, out=t)                              # bb
     np.subtract(dl, t, out=dl)                             # v - bb
@@ -275,68 +321,44 @@ def _block(w: _Work, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int, gam: 
     np.multiply(q0[1], rre, out=s)
     d[1] += s
     Tmax = float(T.max())
-    # per pair |d - dh - dl| <= R0 + 1.01 u ed =: Rd (Lemma 10); its rounded value times (1 + 6u)
-    np.multiply(ed, 1.01 * U, out=ed)
-    ed += R0
-    R1 = up((1 + 6 * U) * float(ed.max()))                # the block's largest Rd
+    # per pair |d - dh - dl| <= Rd = R0 + lam_k + lam_j (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
+    R1 = up(up(R0 + float(lam_z.max())) + lam_p_max)      # the block's largest Rd
     cbeta = up((1 + 5.2 * U) * R1)
     # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair
-    rho1 = up(up(up(up((1 + 7.03 * U) * rho) + 16.8 * U * U) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
+    rho1 = up(up(up(up((1 + 7.03 * U) * rho) + 18.3 * U * U) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
     if not rho1 <= RHO_MAX:
         raise RangeError("a pole lies too close to a root for double-double disks")
-    calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 16.8 * U * U)))
+    calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 18.3 * U * U)))
     calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
     sep = float(np.nextafter(np.nextafter((1 - 4 * U) / Tmax, -np.inf) - R1, -np.inf))
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
-    np.abs(q0, out=t)
-    tau = _pow2_at_least(t.reshape(2 * n, B).max(axis=0))  # per root
+    tau = _pow2_at_least(up((1 + 4 * U) * T.max(axis=0)))  # per root, >= |q0| >= its parts
     tmin, tmax = float(tau.min()), float(tau.max())
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
-    rest = t
-    for out, k in ((w.q1, 1), (L[1], 2), (L[2], 3)):
+    src = q0
+    for sl, rest, k in ((w.q1, t, 1), (L[1], t, 2), (L[2], L[3], 3)):
         C = 1.5 * 2.0 ** (52 - k * beta) * tau           # per root
-        src = q0 if k == 1 else rest
-        np.add(src, C, out=out)
-        out -= C                                           # src rounded to the grid tau 2^(-k beta)
-        np.subtract(src, out, out=rest)                    # exact
-    L[3] = rest                                            # q4: |q4| <= tau 2^(-3 beta - 1)
-    np.abs(d, out=t)
-    dmax = t.reshape(2 * n, B).max(axis=0)
-    taud = _pow2_at_least(np.where(dmax > 0, dmax, 2.0 ** -200 * tau))   # per root, >= |delta| parts
+        np.add(src, C, out=sl)
+        sl -= C                                            # src rounded to the grid tau 2^(-k beta)
+        np.subtract(src, sl, out=rest)                     # exact; finally q4: |q4| <= tau 2^(-3 beta - 1)
+        src = rest
+    taud = _pow2_at_least(tau * up(2 * (1 + 3 * U) * max(rho, 2.0 ** -200)))   # per root, >= |delta| parts
     if not float(taud.min()) * W.sigma_min >= 2.0 ** (3 * beta - 1072):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
     C = 1.5 * 2.0 ** (52 - beta) * taud
     np.add(d, C, out=L[4])
     L[4] -= C                                              # delta1: delta on the grid taud 2^-beta
     np.subtract(d, L[4], out=L[5])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
-    X1 = WT.A123 @ w.q1.reshape(2 * n, B)                  # exact: a1 q1 | a2 q1 | a3 q1
-    X2 = WT.A12 @ L[1].reshape(2 * n, B)                   # exact: a1 q2 | a2 q2
-    X3 = WT.A1 @ L[2].reshape(2 * n, B)                    # exact: a1 q3
-    X4 = WT.A12 @ L[4].reshape(2 * n, B)                   # exact: a1 delta1 | a2 delta1
-    Y = WT.R @ L.reshape(12 * n, B)                        # the rest, rounded
-    k2 = 2 * K
-    h, l1 = two_sum(X1[:k2], X1[k2:2 * k2])
-    h, l2 = two_sum(h, X2[:k2])
-    h, l3 = two_sum(h, X4[:k2])
-    h, l4 = two_sum(h, X1[2 * k2:])
-    h, l5 = two_sum(h, X2[k2:])
-    h, l6 = two_sum(h, X3)
-    tt, terr = _sum_bound([l1, l2, l3, l4, l5, l6, X4[k2:], Y])
-    h, l = two_sum(h, tt)
-    # 4. the radius, per set: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
-    cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
-    base = up(up(W.rad_a * up(cw + calpha)) + up((gam + U) * 1.4143 * (1 + 4 * U) * W.a4l_1))
-    per_rho = up((1 + 8 * U) * W.al_mod)
-    G1 = np.vstack([base.T, per_rho.T, W.abs_a.T]) @ T     # 3K x B
-    np.multiply(ed, v, out=ed)                             # Rd |q0|^2 / (1 + 5.2u), rounded
-    G2 = up((1 + 5.2 * U) * (1 + 8 * U) * up(W.abs_a + W.rad_a)).T @ ed
-    rad = up(sum_upper(G1[:K], n) + up(rho * sum_upper(G1[K:2 * K], n)))
-    rad = up(rad + up(calpha * sum_upper(G1[2 * K:], n)))
-    rad = up(rad + sum_upper(G2, n))
-    rad = up(rad + up(up((gam + U) * W.rank1)[:, None] * tau[None, :]))
-    rad = up(rad + up(up((gam + U) * W.rank1d)[:, None] * taud[None, :]))
-    rad = up(rad + up(terr[0::2] + terr[1::2]))
-    return h, l, rad, sep
+    out.X1[:, cols] = WT.A123 @ w.q1.reshape(2 * n, B)     # exact: a1 q1 | a2 q1 | a3 q1
+    out.X2[:, cols] = WT.A12 @ L[1].reshape(2 * n, B)      # exact: a1 q2 | a2 q2
+    out.X3[:, cols] = WT.A1 @ L[2].reshape(2 * n, B)       # exact: a1 q3
+    out.X4[:, cols] = WT.A12 @ L[4].reshape(2 * n, B)      # exact: a1 delta1 | a2 delta1
+    out.Y[:, cols] = WT.R @ L.reshape(12 * n, B)           # the rest, rounded
+    out.GT[:, cols] = WT.GT @ T                            # sums of T times |a|-type weights
+    out.Gv[:, cols] = WT.Gv @ v                            # sums of v times (|a| + rad a), and times lam_j too
+    out.tau[cols], out.taud[cols] = tau, taud
+    out.rho[cols], out.calpha[cols] = rho, calpha
+    return sep

@@ -176,13 +176,13 @@ def gauss_jordan_inverse(W: list[list[Any]], disks: Any = MR) -> list[list[Any]]
     inv = [[one if i == c else zero for c in range(r)] for i in range(r)]
     for p in range(r):
         ip = A[p][p].inv()
-        A[p] = [x.mul(ip) for x in A[p]]
+        A[p] = [None] * (p + 1) + [x.mul(ip) for x in A[p][p + 1:]]   # columns <= p are never read again
         inv[p] = [x.mul(ip) for x in inv[p]]
         for i in range(r):
             if i == p:
                 continue
             f = A[i][p]
-            A[i] = [x.sub(f.mul(y)) for x, y in zip(A[i], A[p])]
+            A[i] = [None] * (p + 1) + [x.sub(f.mul(y)) for x, y in zip(A[i][p + 1:], A[p][p + 1:])]
             inv[i] = [x.sub(f.mul(y)) for x, y in zip(inv[i], inv[p])]
     return inv
 

@@ -64,24 +64,31 @@ def idft_dd(H: DD, M: int) -> DD:
     parts = [x.rh, x.rl, x.ih, x.il]
     Zc = normalized(roots_of_unity_dd(M).conj())
     r_w = float(np.max(Zc.rad)) if M > 1 else 0.0
-    c_loc = up(up(24 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))     # per unit of X, Lemma 13
+    c_loc = up(up(15.93 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))  # the product's share per unit of X
     E = 0.0
     X = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
     size = 2
     while size <= M:
         half = size // 2
-        tw = Zc[0:M:M // size][:half]                    # exp(+2 pi i j / size)
-        wr, wi = (tw.rh[None], tw.rl[None]), (tw.ih[None], tw.il[None])
         v = [y.reshape(-1, size) for y in parts]
         o = [y[:, half:] for y in v]
         e = [y[:, :half] for y in v]
-        p = _cmul_pairs(wr, wi, o)
+        if size <= 4:                                    # twiddles 1 and i: p = w o exactly
+            p = list(o)
+            if size == 4:                                # the second column times i: (re, im) -> (-im, re)
+                p = [np.concatenate([o[k][:, :1], s * o[j][:, 1:]], axis=1)
+                     for k, j, s in ((0, 2, -1.0), (1, 3, -1.0), (2, 0, 1.0), (3, 1, 1.0))]
+            loc = 0.0
+        else:
+            tw = Zc[0:M:M // size][:half]                # exp(+2 pi i j / size)
+            p = _cmul_pairs((tw.rh[None], tw.rl[None]), (tw.ih[None], tw.il[None]), o)
+            loc = c_loc
         top = (*add_pairs(e[0], e[1], p[0], p[1]), *add_pairs(e[2], e[3], p[2], p[3]))
         bot = (*add_pairs(e[0], e[1], -p[0], -p[1]), *add_pairs(e[2], e[3], -p[2], -p[3]))
         parts = [np.concatenate([t, b], axis=1).reshape(-1) for t, b in zip(top, bot)]
         if not X <= 2.0 ** 500:                          # NaN fails too (Lemma 8's range)
             raise RangeError("the inverse transform left the double-double range")
-        E = up(up(up(2 * E) + up(c_loc * X)) + 2.0 ** -945)
+        E = up(up(up(2 * E) + up(up(loc + 7.51 * 2.0 ** -106 * (1 + 2.0 ** -40)) * X)) + 2.0 ** -945)
         X = float(np.max(up(np.abs(parts[0]) + np.abs(parts[2]))))
         size *= 2
     mean_rad = float(sum_upper(float(np.sum(x.rad)), M)) / M

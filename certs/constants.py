@@ -24,7 +24,7 @@ from ..arith.ball import float_lower, float_upper
 
 
 #: the precision of the exact upper points behind b and w (each rounded up to it)
-UPPER_PREC = 30
+UPPER_PREC = 53
 
 
 def _abs_upper(x: acb) -> arb:

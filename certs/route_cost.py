@@ -1,20 +1,24 @@
-"""How the ball run picks its Cauchy route and its first precision.
+"""How the ball run picks its Cauchy route and its first precision (``plan``).
 
 The product tree evaluates D(z) = prod_j (z - mu_j) and the numerators in the monomial
-basis by DFTs; in balls this loses about
+basis by transforms; in balls a value there carries an error of about 2^-p ||D||_1 times
+the weights, while |D(z_k)| can be tiny where poles crowd the circle, so the run loses about
 
-    loss = sum_j log2(1 + |mu_j|) - min_k log2 |D(z_k)| + log2(1 + A_wt)
+    log2(||D||_1 / |D(z_k)|) + log2(sensitivity of H to the sums at z_k)
 
-bits (the coefficients' 1-norm against the smallest value on the grid, the weights'
-sum on top), which ``tree_loss_bits`` estimates in float64 from the poles: the
-minimum over a subgrid of at most ``SAMPLE`` roots and the three roots nearest each pole.
-The estimate only steers the first precision: the run's own radii decide acceptance.
+bits.  ``tree_loss_bits`` estimates the largest loss in float64 (||D||_1 by
+prod(1 + |mu_j|), the sums directly) over a subgrid of at most ``SAMPLE`` roots and the
+three roots nearest each pole; measured on LegS, LagT and LegT (N = 8..128, L = 1024 and
+16384) it is within a few bits of the loss the ball run shows, LegT excepted (up to 25
+bits below: ``GUARD_BITS`` covers most of it, and a run that falls short is simply run
+again higher).  The estimate only steers the first precision: the run's own radii decide
+acceptance (``ball_run.ball_filter``).
 
-The cost of each route is a model fitted to measured runs of this code
-(``benchmarks/kernel_vs_float64.py --routes``; LegS N = 8..1024, L = 1024 and 16384,
-eps = 1e-30): seconds per root as a function of N, the grid size M and the working
-precision.  ``choose`` takes the cheapest.  The direct route's scalar loop (about
-4 (r+1)^2 N M field operations) is priced too, and wins only for tiny problems.
+The cost of each route is a model fitted to measured passes of this code
+(``benchmarks/ball_routes.py``): seconds as a function of N, the grid size M, the number
+of Cauchy sums and each route's precision (the tree's from the estimate, the others'
+64 + log2(1/eps)).  On the measured grid it picks the faster route in every case; the
+tree wins unless its loss is thousands of bits (e.g. LagT N = 512, L = 1024).
 """
 from __future__ import annotations
 
@@ -32,13 +36,15 @@ from ..arith import exact_parts
 SAMPLE = 1024
 #: bits added to the estimated need
 GUARD_BITS = 32
-#: the cost model's constants (seconds), fitted to measured runs (module docstring)
-TREE_DFT = 1.0e-8
-TREE_POLY = 1.0e-6
-TREE_PASS = 1.0e-6
-FAST_ROOT = 1.0e-4
-FAST_POLE = 1.0e-5
-DIRECT_TERM = 1.0e-6
+#: the cost model's constants (seconds; r = 1, i.e. 4 Cauchy sums), fitted by relative least
+#: squares to single passes of ``ball_filter`` measured on 2 shared cores (LegS N = 8..1024
+#: and LagT N = 64..512, L = 1024, 4096, 16384, eps = 1e-30 and 1e-60; median error about 20%)
+TREE_ROOT = 9.8e-6    # per root
+TREE_DFT = 4.3e-7     # per root, per log2 M, per 64 bits
+TREE_POLY = 1.2e-7    # per N log2^2 N, per (64 bits)^1.5
+FAST_ROOT = 5.3e-5    # per root, per 64 bits
+FAST_POLE = 2.9e-5    # per N sqrt(M), per 64 bits
+DIRECT_TERM = 1.85e-5  # per N M
 
 
 def _complex(x: Any) -> complex:
@@ -128,27 +134,21 @@ def eps_bits(eps: Fraction) -> float:
 
 # -- the cost model -----------------------------------------------------------------
 
-def _q(p: int) -> float:
-    """Relative cost of a ball operation at p bits (1 up to a few limbs)."""
-    return 1.0 + p / 512.0
-
-
 def tree_seconds(N: int, M: int, sets: int, p: int) -> float:
-    """Predicted seconds of the filter's product-tree Cauchy stage at p bits."""
-    lg = max(1.0, math.log2(max(M, 2)))
-    ln = max(1.0, math.log2(max(N, 2)))
-    return (TREE_DFT * (sets + 1) * M * lg * _q(p) + TREE_POLY * sets * N * ln * ln * _q(p) ** 2
-            + TREE_PASS * (sets + 1) * M)
+    """Predicted seconds of a ball filter pass on the product tree at p bits: sets + 1
+    transforms of length M and the per-root sweeps, and the tree itself."""
+    q, lg, ln = p / 64, math.log2(max(M, 2)), math.log2(max(N, 2))
+    return (sets + 1) / 5 * M * (TREE_ROOT + TREE_DFT * lg * q) + sets / 4 * TREE_POLY * N * ln * ln * q ** 1.5
 
 
 def fast_seconds(N: int, M: int, sets: int, p: int) -> float:
-    """Predicted seconds of the hierarchical arcs at p bits (orders ~ p)."""
-    return FAST_ROOT * M * _q(p) * p / 64 + FAST_POLE * N * sets * math.sqrt(M) * _q(p)
+    """Predicted seconds of a pass on the hierarchical arcs at p bits (orders ~ p)."""
+    return sets / 4 * (p / 64) * (FAST_ROOT * M + FAST_POLE * N * math.sqrt(M))
 
 
 def direct_seconds(N: int, M: int, sets: int, p: int) -> float:
-    """Predicted seconds of the direct sums (a scalar loop over poles and roots)."""
-    return DIRECT_TERM * sets * N * M
+    """Predicted seconds of a pass on the direct sums (a scalar loop over poles and roots)."""
+    return sets / 4 * DIRECT_TERM * N * M
 
 
 @dataclass

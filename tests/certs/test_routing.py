@@ -265,12 +265,12 @@ def test_a_singular_correction_is_decided_exactly_through_certify_kernel(monkeyp
 
 
 def test_a_nonsingular_correction_undecided_in_balls_raises_the_precision(monkeypatch):
-    """W(z_1) nonzero but of modulus ~2^-120: the first ball pass is undecided at the
+    """W(z_1) nonzero but of modulus ~2^-300: the first ball pass is undecided at the
     correction, the exact check says nonsingular, the precision is raised and the kernel
     certified; with a precision limit below what the decision needs, precision-limit."""
     step = Fraction(1, 2)
     p = min_poly_of_s(8, 1, 2 / step)
-    p[0] = (p[0][0] + Fraction(1, 2**120), p[0][1])
+    p[0] = (p[0][0] + Fraction(1, 2**300), p[0][1])
     m = model_with_W_numerator(p, LAMS[:2])
     calls = _spy(monkeypatch)
     ck = certify_kernel(m, step, 8, 1e-9, counts=False)
@@ -368,7 +368,7 @@ def test_g_decided_for_ball_inputs_with_c_tilde():
 # -- escalation from the arcs to direct Cauchy sums ----------------------------------------
 
 def _nearly_singular_correction(d: int) -> DPLR:
-    """N = 8 (the arcs under cauchy="auto"), P scaled exactly so that W(z_0) = W(1) = 2^-d:
+    """N = 8 (run on the arcs, cauchy="fast"), P scaled exactly so that W(z_0) = W(1) = 2^-d:
     nonsingular, but far below the arcs' per-sum accuracy."""
     N, E = 8, ExactField(4)
     lam = [Fraction(-1 - j, 2) for j in range(N)]
@@ -387,6 +387,6 @@ def test_nearly_singular_correction_escalates_to_direct_sums():
     """The arcs stayed undecided up to the precision limit (the per-sum accuracy did not
     tighten); the direct sums decide W(z_0) != 0 at a few hundred bits."""
     ck = certify_kernel(_nearly_singular_correction(200), Fraction(1, 2), 64, 1e-10, arithmetic="ball",
-                        counts=True)
+                        counts=True, cauchy="fast")
     assert ck.status == "ok" and ck.certificate["cauchy"]["route"] == "direct"
     assert ck.counts["route"] == "direct" and ck.certificate["precision_bits"] <= 1024

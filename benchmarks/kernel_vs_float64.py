@@ -8,7 +8,9 @@ certified kernel is ``certify_kernel(mode="ball", arithmetic=...)``; both are ti
 ``--repeat`` times (min and median).  Printed: the times and their ratio (certified /
 float64, min over min and median over median), the arithmetic that certified, the
 largest radius, the float64 kernel's real error (against the tightest certified run,
-whose radius is far below it) and the radius over that error.
+whose radius is far below it) and the radius over that error.  Where balls certified, plain
+python-flint direct sums at the same precision (``flint_direct.py``: acb_mat product, then
+acb.dft) are timed too, and the certified time over theirs is printed.
 
 Run single-threaded for stable numbers:
 
@@ -26,6 +28,8 @@ from flint import acb, ctx
 
 from s4cert import certify_kernel
 from s4cert.algorithms.models.hippo_float64 import dplr_float64
+
+from flint_direct import flint_direct_kernel
 
 
 def float64_kernel(lam, P, Q, B, Ct, step, L):
@@ -85,6 +89,10 @@ def run(N: int, L: int, eps_factors: list[float], repeat: int, step: float = 0.0
                      "ratio_median": tmed / t64med, "max_radius": ck.certificate["max_radius"],
                      "arithmetic": ck.certificate.get("arithmetic", "ball"),
                      "bits": ck.certificate["precision_bits"]})
+        bits = ck.certificate["precision_bits"]
+        if isinstance(bits, int) and "arithmetic" not in ck.certificate:  # balls certified: flint-direct at their bits
+            _, fmin, fmed = _timed(lambda: flint_direct_kernel(lam, P, Q, B, Ct, step, L, bits), repeat)
+            rows[-1].update(flint_min=fmin, flint_median=fmed, over_flint=tmin / fmin)
     err = real_error(K64, kernels[min(eps_factors)].balls)
     for row in rows:
         row["float64_error"] = err
@@ -102,15 +110,16 @@ def main() -> None:
     factors = [float(v) for v in args.eps.split(",")]
     print(f"{'N':>4} {'L':>6} {'eps/max|K|':>10} {'f64 min s':>9} {'f64 med s':>9} {'cert min s':>10} "
           f"{'cert med s':>10} {'ratio min':>9} {'ratio med':>9} {'radius':>9} {'f64 error':>9} "
-          f"{'rad/err':>8} {'bits':>5}  arithmetic")
+          f"{'rad/err':>8} {'bits':>5} {'flint min':>9} {'flint med':>9} {'/flint':>6}  arithmetic")
     for item in args.sizes.split(","):
         N, L = (int(v) for v in item.split("x"))
         for r in run(N, L, factors, args.repeat, arithmetic=args.arithmetic):
             print(f"{r['N']:>4} {r['L']:>6} {r['eps_factor']:>10.0e} {r['float64_min']:>9.4f} "
                   f"{r['float64_median']:>9.4f} {r['certified_min']:>10.3f} {r['certified_median']:>10.3f} "
                   f"{r['ratio_min']:>9.1f} {r['ratio_median']:>9.1f} {r['max_radius']:>9.2e} "
-                  f"{r['float64_error']:>9.2e} {r['radius_over_error']:>8.3g} {str(r['bits']):>5}  {r['arithmetic']}",
-                  flush=True)
+                  f"{r['float64_error']:>9.2e} {r['radius_over_error']:>8.3g} {str(r['bits']):>5} "
+                  + (f"{r['flint_min']:>9.3f} {r['flint_median']:>9.3f} {r['over_flint']:>6.2f}" if 'flint_min' in r
+                     else f"{'-':>9} {'-':>9} {'-':>6}") + f"  {r['arithmetic']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from flint import arb, ctx
 from ...algorithms.s4.filter import filter_kernel
 from ...arith import BallField, trace
 
+from ..apriori import CIRCUIT_ROUTES
 from ..io.kernel_file import SOURCES, KernelFile
 from ..io.numbers import exact_arb, parse_rational
 from .checks import abs_bounds, lower_check, pt_max, pt_min, stored_float, stored_int, upper_check
@@ -97,7 +98,7 @@ def check_u(cert: dict, eps: Fraction) -> tuple[bool, str]:
 # -- the circuit (a-priori) ---------------------------------------------------------------------
 
 def check_circuit(kf: KernelFile, prec: int, partition: list[int] | None) -> tuple[bool, str]:
-    """Re-trace the filter into a circuit; T0 equal; V0 and D0 not contradicted by a ball
+    """Re-trace the filter into a circuit (with the certificate's Cauchy route); T0 equal; V0 and D0 not contradicted by a ball
     evaluation of every node (V0 >= max |node|, D0 <= min |divisor|)."""
     cert = kf.certificate
     F = BallField(prec)
@@ -105,7 +106,10 @@ def check_circuit(kf: KernelFile, prec: int, partition: list[int] | None) -> tup
     if ct is None:
         return False, why
     part = partition if partition is not None else file_partition(kf)
-    t = trace(F, filter_kernel, kf.model, kf.step, kf.L, c_tilde=ct, exceptional=part)
+    route = cert.get("circuit_cauchy", "tree")  # files written before the choice traced the tree
+    if route not in CIRCUIT_ROUTES:
+        return False, f"circuit_cauchy: expected one of {', '.join(CIRCUIT_ROUTES)}, got {route!r}"
+    t = trace(F, filter_kernel, kf.model, kf.step, kf.L, c_tilde=ct, exceptional=part, cauchy=route)
     if t.status != "ok":
         return False, f"the traced filter returned {t.status}"
     circuit = t.circuit

@@ -16,7 +16,7 @@ from .checks import stored_float
 COUNTS_RECHECK_LIMIT = 4 * COUNTS_AUTO_LIMIT
 #: certificate entries the checks re-verify (the a-priori ones only in that mode)
 VERIFIED_KEYS = {"mode", "routing", "b", "w", "s", "d", "A_wt", "kappa", "partition", "r", "max_radius"}
-APRIORI_KEYS = {"T0", "V0", "D0", "log2_K0", "log2_u", "precision_bits"}
+APRIORI_KEYS = {"T0", "V0", "D0", "log2_K0", "log2_u", "precision_bits", "circuit_cauchy"}
 
 
 def check_problem(kf: KernelFile) -> tuple[bool, str]:

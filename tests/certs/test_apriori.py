@@ -19,7 +19,7 @@ from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.arith import BallField, ExactField, RoundedField, Truth, trace
 from s4cert.arith.tracing import GATES
 from s4cert.certs import routing
-from s4cert.certs.apriori import _replace_c_tilde, circuit_bounds, required_bits
+from s4cert.certs.apriori import CIRCUIT_ROUTES, _replace_c_tilde, circuit_bounds, required_bits
 from s4cert.certs.ball_run import C_TILDE_METHOD
 from s4cert.certs.errors import CertificationError
 from s4cert.certs.kernel import certify_kernel
@@ -64,12 +64,13 @@ class Traced:
     in BallField(128) with the C~ balls, and, for the exact evaluation, the inputs with
     the exact C~ (a Gaussian rational) in place of those balls."""
 
-    def __init__(self, m: DPLR, step, L: int, prec: int = TRACE_PREC):
+    def __init__(self, m: DPLR, step, L: int, prec: int = TRACE_PREC, cauchy: str = "tree"):
         self.m, self.step, self.L = m, step, L
         self.M = next_power_of_two(L)
         self.ct_balls = ball_c_tilde(m, step, self.M, prec)
         self.exceptional = routing.exact_partition(m, step)
-        t = trace(BallField(prec), filter_kernel, m, step, L, c_tilde=self.ct_balls, exceptional=self.exceptional)
+        t = trace(BallField(prec), filter_kernel, m, step, L, c_tilde=self.ct_balls, exceptional=self.exceptional,
+                  cauchy=cauchy)
         assert t.status == "ok"
         self.circuit = t.circuit
         ct = exact_c_tilde(E4, m, step, self.M)
@@ -83,9 +84,12 @@ class Traced:
         self.exact_nodes = self.circuit.run(self.E, self.exact_inputs)
 
 
-@pytest.fixture(scope="module", params=sorted(MODELS))
+@pytest.fixture(scope="module", params=[(name, route) for name in sorted(MODELS) for route in CIRCUIT_ROUTES],
+                ids=lambda p: f"{p[0]}-{p[1]}")
 def traced(request):
-    return Traced(*MODELS[request.param])
+    """Each problem's circuit, traced with each Cauchy route the mode compares."""
+    name, route = request.param
+    return Traced(*MODELS[name], cauchy=route)
 
 
 def gate_counts(circuit) -> list[int]:
@@ -364,13 +368,13 @@ def test_exact_c_tilde_estimate_and_output_within_eps():
 
     m = example_model(3, seed=2)
     G = ExactField(4)
-    assert exact_c_tilde(m, 0.01, 16).value == [G.to_fractions(x) for x in form(G, m, 0.01, 16).value]
+    assert exact_c_tilde(m, 0.01, 32).value == [G.to_fractions(x) for x in form(G, m, 0.01, 32).value]
     msgs = []
     eps = Fraction(1, 10**12)
-    ck = certify_kernel(m, 0.01, 12, eps, mode="a-priori", progress=msgs.append)
+    ck = certify_kernel(m, 0.01, 32, eps, mode="a-priori", progress=msgs.append)
     assert ck.certificate["T0"] > 1000
     est = [s for s in msgs if s.startswith("estimate:")]
     assert est and msgs.index(est[0]) < msgs.index(f"running the circuit at u = 2^-{ck.certificate['precision_bits']}")
-    exact = exact_kernel_by_powers(m, 0.01, 12).value
+    exact = exact_kernel_by_powers(m, 0.01, 32).value
     for (re, im), (er, ei) in zip(ck.exact, exact):
         assert (re - er) ** 2 + (im - ei) ** 2 <= eps ** 2

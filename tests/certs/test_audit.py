@@ -65,7 +65,8 @@ def test_rounded_a_priori_outputs_pass(tmp_path):
     """When the certified kernel carries the exact rounded circuit outputs, the file stores
     them with radius eps and the audit confirms the theorem's bound."""
     ck = certify_kernel(TINY, STEP, 4, EPS, mode="a-priori", c_tilde=CT)
-    t = trace(BallField(128), filter_kernel, TINY, STEP, 4, c_tilde=CT, exceptional=ck.certificate["partition"])
+    t = trace(BallField(128), filter_kernel, TINY, STEP, 4, c_tilde=CT, exceptional=ck.certificate["partition"],
+              cauchy=ck.certificate["circuit_cauchy"])
     assert t.circuit.gates == ck.certificate["T0"]
     R = RoundedField(ck.certificate["precision_bits"])
     ck.exact = [R.to_fractions(x) for x in t.circuit.evaluate(R)]
@@ -107,6 +108,18 @@ def _tamper(src, dst, edit, redigest=False):
         doc["sha256"] = file_digest(doc)
     dst.write_text(json.dumps(doc))
     return audit_kernel_file(dst)
+
+
+@pytest.mark.parametrize("route, why", [("tree", "gates"), ("arcs", "circuit_cauchy")])
+def test_a_priori_circuit_route_is_checked(files_by_mode, tmp_path, route, why):
+    """The certificate names the Cauchy route of its circuit; the audit re-traces that one,
+    so another route's circuit (other T0) or an unknown route fails the circuit check."""
+    src = files_by_mode["a-priori"]
+    assert json.loads(src.read_text())["certificate"]["circuit_cauchy"] == "direct"
+    rep = _tamper(src, tmp_path / "c.json", lambda d: d["certificate"].__setitem__("circuit_cauchy", route),
+                  redigest=True)
+    assert not rep.ok and "circuit" in rep.failed()
+    assert why in dict((n, d) for n, _, d in rep.checks)["circuit"]
 
 
 def _bump(s: str, by: Fraction) -> str:

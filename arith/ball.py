@@ -18,6 +18,9 @@ def _arb_exact(x: Fraction) -> arb:
 
 #: bits kept beyond the inputs' best relative accuracy in the transforms (``BallField._dft``)
 DFT_SPARE_BITS = 32
+#: how many grids of roots of unity (by M and precision) are kept (``BallField.roots_of_unity``)
+GRIDS_KEPT = 2
+_GRIDS: dict = {}
 
 
 class BallField(Field):
@@ -218,12 +221,16 @@ class BallField(Field):
         from Arb's ``sin_cos_pi_fmpq`` for k <= M/8; the rest by the symmetries
         z_{M/4-k} = -i conj(z_k) and z_{k+M/4} = -i z_k, as Arb products with the exact
         point -i (enclosures; the parts only swap and change sign, the radii may round
-        up by a few units in their last place).  Kept for the field's lifetime."""
+        up by a few units in their last place).  The last GRIDS_KEPT grids are kept, by
+        (M, prec), for every field of that precision (constants, like Arb's own caches)."""
         check_power_of_two(M)
-        key = ("grid", M)
-        grid = self._consts.get(key)
+        key = (M, self.prec)
+        grid = _GRIDS.get(key)
         if grid is None:
-            grid = self._consts[key] = self._at(lambda: _grid(M))
+            grid = self._at(lambda: _grid(M))
+            if len(_GRIDS) >= GRIDS_KEPT:
+                _GRIDS.pop(next(iter(_GRIDS)))
+            _GRIDS[key] = grid
         return list(grid)
 
     def primitive(self, name: str):
@@ -237,12 +244,13 @@ class BallField(Field):
 
     def _dft(self, a, inverse: bool = False) -> list:
         """``acb.dft`` at a working precision of min(prec, the best relative accuracy
-        among the nonzero inputs + DFT_SPARE_BITS): Arb's transform encloses at every
-        precision, and bits far beyond the inputs' own accuracy would only shrink rounding
-        errors already below their radii."""
+        among the inputs + DFT_SPARE_BITS): Arb's transform encloses at every precision,
+        and bits far beyond the inputs' own accuracy would only shrink rounding errors
+        already below their radii.  (An exact input, zeros included, keeps the field's
+        precision.)"""
         a = list(a)
         with ctx.workprec(64):
-            best = max((x.rel_accuracy_bits() for x in a if not x.is_zero()), default=self.prec)
+            best = max(map(acb.rel_accuracy_bits, a), default=self.prec)
         prec = max(2, min(self.prec, best + DFT_SPARE_BITS))
         with ctx.workprec(prec):
             return list(acb.dft(a, inverse=inverse))

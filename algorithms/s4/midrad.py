@@ -29,7 +29,7 @@ from flint import acb, ctx
 
 from ...arith import BallField
 from ...arith.ball import float_upper
-from ...arith.midrad import (MR, SMALL, LARGE, U, UNDERFLOW, RangeError, abs_upper, dd_from_balls, down,
+from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, abs_upper, dd_from_balls, down,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -44,8 +44,6 @@ from .filter import setup
 ARITHMETIC = "float64 midpoint-radius"
 #: the blocks of roots hold about this many (root, pole) pairs
 BLOCK_PAIRS = 1 << 17
-#: poles per matrix product in the Cauchy sums (the rounding bound grows with it)
-GROUP = 4
 
 
 def _disks(F, xs: list) -> MR:
@@ -85,11 +83,10 @@ class DiskArrays:
         return a.mul(b)
 
 
-def _pairwise_sum(parts: list) -> np.ndarray:
-    """The sum of the arrays by a balanced tree: each passes ceil(log2 m) additions."""
-    while len(parts) > 1:
-        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    return parts[0]
+def _pow2_at_least(m: np.ndarray) -> np.ndarray:
+    """The least power of two >= m > 0 (exact: frexp)."""
+    f, e = np.frexp(m)
+    return np.ldexp(np.ones_like(m), e - (f == 0.5))
 
 
 def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple[list[MR], float]:
@@ -98,11 +95,12 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
 
     ``roots`` and ``poles`` are double-float pairs with a radius, ``(hi, lo, R)`` with
     |x - hi - lo| <= R: the differences d = z_k - mu_j are then formed to about u |d|,
-    so the bound does not grow like u/|d|^2 next to the circle.  The poles go in groups
-    of GROUP; each group's sum is one matrix product (2 GROUP real products per entry)
-    and the groups are added by a balanced tree, so each sum's rounding is at most
-    gamma_(GROUP + 1 + ceil(log2 m)) times sum |terms| per component.  The radius is
-    T @ alpha + (1/|d|^2) @ beta with T ~ 1/|d| (proofs/midrad_filter.md, Lemma 10).
+    so the bound does not grow like u/|d|^2 next to the circle.  The terms q = 1/d are cut
+    into a slice on the grid tau 2^-beta (tau from the root's largest |q|) and a rest, the
+    weights likewise (sigma from the set's largest |a|): the slices' matrix product is
+    exact, only the small rest is rounded, so the sums' rounding is one rounding of the
+    result (proofs/midrad_filter.md, Lemma 10).  The radius is T @ alpha + (1/|d|^2) @
+    beta with T ~ 1/|d|, the constants from the block's own largest R0 / |d|.
     Raises RangeError when the disks cannot separate a root from a pole or a value
     leaves the safe range."""
     zh, zl, zR = roots
@@ -110,36 +108,43 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
     M, n, K = len(zh), len(ph), len(weights)
     if n == 0:
         return [MR(np.zeros(M, complex), np.zeros(M)) for _ in weights], math.inf
-    g = min(GROUP, n)
-    m = -(-n // g)
-    depth = max(0, (m - 1).bit_length())
-    gam = g + 1 + depth                              # roundings on each product's path
-    if not (n + 2) * U <= 0.25 or not gam * U <= 0.0099:
+    beta = (53 - (2 * n - 1).bit_length()) // 2      # beta + beta + log2(2n) <= 53: exact slice products
+    if not (n + 5) * U <= 0.01:
         raise RangeError("too many poles for the a-priori bounds")
+    gam = up((n + 5) * U / (1 - (n + 5) * U))          # >= gamma_(n+3): the rest's rounding
     A = np.stack([w.mid for w in weights], axis=1)                     # n x K
     Am = modulus_upper(A)
     Arad = np.stack([w.rad for w in weights], axis=1)
-    WA = [(np.concatenate([A.real[J], A.imag[J]], axis=1), np.concatenate([A.imag[J], -A.real[J]], axis=1))
-          for J in (slice(a, a + g) for a in range(0, n, g))]
+    sigma = _pow2_at_least(np.where(np.max(np.maximum(np.abs(A.real), np.abs(A.imag)), axis=0) > 0,
+                                    np.max(np.maximum(np.abs(A.real), np.abs(A.imag)), axis=0), 1.0))
+    if not float(sigma.min()) >= 2.0 ** (beta - 1070):
+        raise RangeError("a weight set too small for exact slices")
+    C = 1.5 * 2.0 ** (52 - beta) * sigma
+    A1 = ((A.real + C) - C) + 1j * ((A.imag + C) - C)   # on the grid sigma 2^-beta; A - A1 exact
+    A2 = A - A1
+    lay = lambda X: (np.concatenate([X.real, X.imag], axis=1).T.copy(), np.concatenate([X.imag, -X.real], axis=1).T.copy())
+    (W1r, W1i), (W2r, W2i), (Wr, Wi) = lay(A1), lay(A2), lay(A)   # 2K x n: the products' left factors
+    W12r, W12i = np.vstack([W1r, W2r]), np.vstack([W1i, W2i])
+    one = lambda X: up(np.abs(X.real) + np.abs(X.imag))
+    rank1 = up(up(2 * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(A), axis=0)))   # per set, times tau
     # R0 >= |exact (z - mu) - (zh + zl - ph - pl)| + the low parts' share of the rounding
     LO = up(float(np.max(modulus_upper(zl))) + float(np.max(modulus_upper(pl))))
     R0 = up(up(zR + pR) + up(2.03 * U * LO))
-    # per pole: t (7u (|a| + rad a) + (1 + 8u) rad a + 1.5 gam u |a|) + t^2 (2 R0 (|a| + rad a)),
-    # times (1 + 8u) for t <= (1 + 3u) T and t^2 <= (1 + 4u) / nrm
     s_a = up(Am + Arad)
-    alpha = up(up(up(7 * U * s_a) + up((1 + 8 * U) * Arad)) + up(1.5 * gam * U * Am))
-    alpha = up((1 + 8 * U) * alpha)
-    beta = up((1 + 8 * U) * up(up(2 * R0) * s_a))
+    a_rho = up((1 + 8 * U) * up((1 + 4.01 * U) * Arad))     # |q| rad a, per unit of T
+    a_u = up((1 + 8 * U) * up(U * s_a))                     # the terms' rounding, per unit of u T
+    a_beta = up((1 + 8 * U) * up(R0 * s_a)).T.copy()        # per unit of v / (1 - kappa)
+    GT = np.hstack([a_rho, a_u]).T.copy()
     out_re, out_im, out_rad = np.empty((M, K)), np.empty((M, K)), np.empty((M, K))
     inv_max = 0.0
     B = max(1, BLOCK_PAIRS // n)
-    pre, pim, plre, plim = ph.real[None, :], ph.imag[None, :], pl.real[None, :], pl.imag[None, :]
+    pre, pim, plre, plim = (x[:, None] for x in (ph.real, ph.imag, pl.real, pl.imag))   # poles x roots blocks
     for s in range(0, M, B):
         e = min(M, s + B)
-        dre = np.subtract(zh.real[s:e, None], pre)
-        dre += zl.real[s:e, None] - plre
-        dim = np.subtract(zh.imag[s:e, None], pim)
-        dim += zl.imag[s:e, None] - plim
+        dre = np.subtract(zh.real[None, s:e], pre)
+        dre += zl.real[None, s:e] - plre
+        dim = np.subtract(zh.imag[None, s:e], pim)
+        dim += zl.imag[None, s:e] - plim
         inv = dre * dre
         inv += dim * dim
         with np.errstate(divide="ignore", over="ignore"):  # 0 or overflow is refused just below
@@ -150,17 +155,35 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
         inv_max = max(inv_max, hi)
         dre *= inv                                   # Re(1/d)
         dim *= inv                                   # -Im(1/d)
-        parts = [dre[:, a:a + g] @ wr + dim[:, a:a + g] @ wi for a, (wr, wi) in zip(range(0, n, g), WA)]
-        G = _pairwise_sum(parts)                      # (e - s) x 2K
-        out_re[s:e], out_im[s:e] = G[:, :K], G[:, K:]
-        rad2 = inv @ beta
+        rad2 = a_beta @ inv
         np.sqrt(inv, out=inv)                         # T ~ 1/|d|
-        rad = inv @ alpha
-        out_rad[s:e] = up(sum_upper(rad, n) + sum_upper(rad2, n))
+        tmax_b = up((1 + 4 * U) * up(math.sqrt(hi)))
+        kappa = up(up(R0 * tmax_b) + 2.01 * U)        # >= rho t on the block (Lemma 9)
+        if not kappa <= 0.25:
+            raise RangeError("the disks of a pole and a root are too wide for their distance")
+        c_q = up(up(2.01 / down(1 - kappa)) + 4.01)   # |1/d - q| <= c_q u t + R0 t^2 / (1 - kappa)
+        tau = _pow2_at_least(up((1 + 4 * U) * inv.max(axis=0)))   # >= |q| parts, per root
+        if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
+            raise RangeError("the sums' magnitudes leave the range of exact slices")
+        Ct = 1.5 * 2.0 ** (52 - beta) * tau
+        q1r, q1i = (dre + Ct) - Ct, (dim + Ct) - Ct      # q on the grid tau 2^-beta, exactly
+        dre -= q1r                                    # the rests, exact: |.| <= tau 2^(-beta-1)
+        dim -= q1i
+        Pr, Pi = W12r @ q1r, W12i @ q1i               # [a1 q1 | a2 q1]: the a1 rows exact
+        E = Pr[:2 * K] + Pi[:2 * K]                   # exact, and so is their sum
+        Y = Pr[2 * K:] + Pi[2 * K:]
+        Y += Wr @ dre
+        Y += Wi @ dim
+        G = E + Y                                     # one rounding: <= u |G| per part
+        out_re[s:e], out_im[s:e] = G[:K].T, G[K:].T
+        g = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
+        GTb = GT @ inv
+        rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:], n)))
+        rad = up(rad + up(sum_upper(rad2, n) / down(1 - kappa)))
+        rad = up(rad + up(up(gam * rank1)[:, None] * tau[None, :]))
+        out_rad[s:e] = up(rad + g).T
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
-    if not up(R0 * t_max) <= 0.25:
-        raise RangeError("the disks of a pole and a root are too wide for their distance")
-    out_rad = up(out_rad + n * 2.0 ** -1070)       # the value products' underflow allowance
+    out_rad = up(out_rad + n * 2.0 ** -1068)       # the products' underflow allowances
     sep = down(down((1 - 8 * U) / t_max) - R0)
     sums = [MR(out_re[:, c] + 1j * out_im[:, c], out_rad[:, c].copy()) for c in range(K)]
     return sums, max(float(sep), 0.0)
@@ -177,13 +200,14 @@ def gauss_jordan_inverse(W: list[list[Any]], disks: Any = MR) -> list[list[Any]]
     for p in range(r):
         ip = A[p][p].inv()
         A[p] = [None] * (p + 1) + [x.mul(ip) for x in A[p][p + 1:]]   # columns <= p are never read again
-        inv[p] = [x.mul(ip) for x in inv[p]]
+        inv[p] = [ip if x is one else zero if x is zero else x.mul(ip) for x in inv[p]]   # exact 1 and 0
         for i in range(r):
             if i == p:
                 continue
             f = A[i][p]
             A[i] = [None] * (p + 1) + [x.sub(f.mul(y)) for x, y in zip(A[i][p + 1:], A[p][p + 1:])]
-            inv[i] = [x.sub(f.mul(y)) for x, y in zip(inv[i], inv[p])]
+            inv[i] = [x if y is zero else (f.mul(y).neg() if x is zero else x.sub(f.mul(y)))
+                      for x, y in zip(inv[i], inv[p])]
     return inv
 
 
@@ -196,29 +220,27 @@ def bit_reverse(M: int) -> np.ndarray:
     return rev
 
 
-def idft_midrad(H: MR, Z: MR) -> tuple[np.ndarray, float]:
-    """Midpoints of (1/M) sum_k H_k conj(z_k)^j (numpy's ifft convention) and one bound
-    R with |K_j - mid_j| <= R for every j and every H in the disks.  Z are the disks of
-    the roots z_k (their conjugates are the inverse transform's twiddles)."""
-    mid, R = idft_midrad_rows(H.mid[None, :], H.rad[None, :], Z)
-    return mid[0], float(R[0])
+def idft_midrad(H: MR, Z: MR, per_entry: bool = False) -> tuple[np.ndarray, Any]:
+    """Midpoints of (1/M) sum_k H_k conj(z_k)^j (numpy's ifft convention) and a bound R
+    with |K_j - mid_j| <= R for every j and every H in the disks (with ``per_entry``, an
+    array of bounds R_j, one per entry).  Z are the disks of the roots z_k (their
+    conjugates are the inverse transform's twiddles)."""
+    mid, R = idft_midrad_rows(H.mid[None, :], H.rad[None, :], Z, per_entry=per_entry)
+    return mid[0], (R[0] if per_entry else float(R[0]))
 
 
-def _up(x):
-    return np.nextafter(x, np.inf)
-
-
-def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR) -> tuple[np.ndarray, np.ndarray]:
+def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool = False) -> tuple:
     """``idft_midrad`` of every row of the (K, M) disk array (Hmid, Hrad) at once: the
-    rows' midpoints and, per row, one bound R_i with |K_ij - mid_ij| <= R_i (each row's
-    bound follows its own magnitudes, proofs/midrad_filter.md, Lemma 11)."""
+    rows' midpoints and, per row, one bound R_i with |K_ij - mid_ij| <= R_i, or with
+    ``per_entry`` a (K, M) array of bounds R_ij, one per entry.  The transform's rounding
+    is bounded entry by entry from the magnitudes each butterfly actually meets
+    (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
     x = Hmid[:, bit_reverse(M)]
     tw_rad = float(np.max(Z.rad))
     tw_abs = float(np.max(abs_upper(Z.mid)))
-    E = np.zeros(K)
-    X = np.max(abs_upper(x), axis=1)
-    t = math.nextafter(math.nextafter(3 * U * tw_abs, math.inf) + tw_rad, math.inf)
+    E = np.zeros((K, M))
+    t = up(up(3 * U * tw_abs) + tw_rad)
     size = 2
     while size <= M:
         half = size // 2
@@ -231,20 +253,25 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR) -> tuple[np.ndar
         y = np.empty_like(v)
         y[:, :, :half] = e + p
         y[:, :, half:] = e - p
-        x = y.reshape(K, M)
-        X2 = np.max(abs_upper(x), axis=1)
-        if not np.all(X2 <= LARGE):
+        # per entry: E' = E_e + E_o + (3u |w| + rad w) |o|_1 + u |out|_1 (Lemma 11), in round to
+        # nearest: the computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
+        Ev = E.reshape(K, -1, size)
+        base = Ev[:, :, :half] + Ev[:, :, half:]
+        base += t * (np.abs(o.real) + np.abs(o.imag))
+        En = np.empty_like(Ev)
+        top, bot = y[:, :, :half], y[:, :, half:]
+        np.add(base, U * (np.abs(top.real) + np.abs(top.imag)), out=En[:, :, :half])
+        np.add(base, U * (np.abs(bot.real) + np.abs(bot.imag)), out=En[:, :, half:])
+        x, E = y.reshape(K, M), En.reshape(K, M)
+        if not float(np.max(np.abs(x.real), initial=0.0)) <= LARGE or not float(np.max(np.abs(x.imag), initial=0.0)) <= LARGE:
             raise RangeError("the inverse transform left the safe range")
-        # E' = 2E + (3u |w| + rad w) X + u X' + underflow (proofs/midrad_filter.md, Lemma 11)
-        E = _up(2 * E + _up(t * X))
-        E = _up(E + _up(U * X2))
-        E = _up(E + 8 * UNDERFLOW)
-        X = X2
         size *= 2
+    stages = max(1, M.bit_length() - 1)
+    E = up(up(E * (1 + 5 * stages * U)) + M * 2.0 ** -1070)  # the roundings of E itself, and underflows
     mid = x / M
     mean_rad = sum_upper(np.sum(Hrad, axis=1), M) / M
-    R = _up(_up(mean_rad) + _up(E / M))
-    return mid, _up(R + 4 * UNDERFLOW)
+    R = up(up(mean_rad)[:, None] + up(E / M))
+    return mid, (R if per_entry else np.max(R, axis=1))
 
 
 def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) -> Result:
@@ -311,7 +338,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         if minus_one is not None:
             h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
-        mid, R = idft_midrad(H, Z)
+        mid, R = idft_midrad(H, Z, per_entry=True)
         bounds = constant_bounds(blocks, Winv, mask, r)
     except RangeError as e:
         return undecided(f"float64 disks: {e}")
@@ -320,7 +347,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
             "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
             "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt}
-    return Result(Status.OK, (mid[:L].copy(), np.full(L, R)), info)
+    return Result(Status.OK, (mid[:L].copy(), R[:L].copy()), info)
 
 
 def constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:

@@ -218,6 +218,24 @@ def test_inverse_dft_bound(M, seed, radius):
             assert disk_holds_ball(complex(mid[j]), R, ref[j])
 
 
+@given(st.sampled_from([2, 8, 64, 1024]), st.integers(0, 2 ** 32 - 1), st.sampled_from([0.0, 1e-9]))
+def test_inverse_dft_bound_per_entry(M, seed, radius):
+    """Lemma 11 per entry: each entry's bound R_j contains the 320-bit transform of the
+    midpoints and of the midpoints shifted by the radii; the row's single bound is the
+    largest of them."""
+    g = np.random.default_rng(seed)
+    h = (g.standard_normal(M) + 1j * g.standard_normal(M)) * 2.0 ** g.integers(-30, 30, M)
+    H = MR.from_parts(h, np.full(M, radius))
+    mid, R = idft_midrad(H, roots_of_unity(M), per_entry=True)
+    _, R1 = idft_midrad(H, roots_of_unity(M))
+    assert R.shape == (M,) and np.all(R <= R1) and float(np.max(R)) == R1
+    for shift in (0.0, radius / 1.0000001):
+        pts = [REF.add(REF.from_number(complex(x)), REF.from_number(shift)) for x in h]
+        ref = REF.primitive("dft")(pts, True)
+        for j in range(M):
+            assert disk_holds_ball(complex(mid[j]), float(R[j]), ref[j])
+
+
 def test_undecided_when_a_ball_input_is_too_wide():
     """A ball entry of Lambda too wide for a double-float pole: the route stops undecided
     (a caller then runs ball arithmetic)."""

@@ -190,10 +190,12 @@ class MR:
         m = np.empty(b.shape, dtype=np.complex128)
         m.real = b.real / n
         m.imag = -b.imag / n
+        # |b^| >= fl(sqrt(n)) (1 - 4u) (n within (1 + u)^2 of |b^|^2, n >= 2^-800): a modulus, not a part
+        ell = np.maximum(ell, down(np.sqrt(n) * (1 - 4 * U)))
         t = up(1.0 / ell)  # >= 1/|b^| >= |1/b^|
-        # |1/x - 1/b^| <= rad / (ell (ell - rad)); |m - 1/b^| <= 4u t (gamma_3 per component, no underflow here)
+        # |1/x - 1/b^| <= rad / (ell (ell - rad)); |m - 1/b^| <= 3.02u t (gamma_3 per component, no underflow here)
         den = down(ell * down(ell - self.rad))
-        rad = up(up(self.rad / den) + up(4 * U * t))
+        rad = up(up(self.rad / den) + up(3.02 * U * t))
         _check_range(rad)
         return MR(m, rad)
 

@@ -5,7 +5,8 @@ the powers route (default) and, where it finishes in reasonable time, the exact 
 route (``exact_route="filter"``) for the ratio; models are the built-in example with
 entries rounded to rationals of denominator <= 64 (``--floats``: the float64 entries
 themselves, exact binary numbers with longer denominators), step 1/100.  A-priori mode:
-the built-in example (float64 entries, step 0.01, eps 1e-12), T0 and k reported.
+the built-in example (float64 entries, step 0.01, eps 1e-12), T0, k and the Cauchy route
+of the circuit run reported.
 
     python benchmarks/modes.py [--quick] [--floats] [--filter-limit SECONDS]
 """
@@ -21,7 +22,7 @@ from fractions import Fraction
 
 EXACT_SIZES = [(4, 64), (8, 64), (16, 64), (16, 128), (16, 256), (8, 512), (8, 1024)]
 FILTER_SIZES = {(4, 64), (8, 64)}  # the filter route at larger sizes takes minutes
-APRIORI_SIZES = [(2, 16), (4, 16), (8, 16), (8, 32), (8, 64)]
+APRIORI_SIZES = [(2, 16), (4, 16), (8, 16), (8, 32), (8, 64), (16, 64), (8, 128)]
 
 
 def _model(N: int, floats: bool):
@@ -53,7 +54,7 @@ def run_case(spec: dict) -> dict:
     out = {"seconds": time.perf_counter() - t0,
            "peak_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if mode == "a-priori":
-        out.update(T0=ck.certificate["T0"], k=ck.certificate["precision_bits"])
+        out.update(T0=ck.certificate["T0"], k=ck.certificate["precision_bits"], route=ck.certificate["circuit_cauchy"])
     else:
         out["den_bits"] = max(x.denominator.bit_length() for pair in ck.exact for x in pair)
     return out
@@ -91,10 +92,11 @@ def main() -> None:
         ratio = f"{f['seconds'] / r['seconds']:.1f}" if f else "-"
         print(f"  {N:>3} {L:>5}  {r['seconds']:8.2f}  {r['peak_MB']:5.0f}  {fs:>8}  {ratio:>5}  {r['den_bits']}",
               flush=True)
-    print("a-priori mode (float64 example, eps 1e-12): N L  T0  k  seconds  peak MB")
+    print("a-priori mode (float64 example, eps 1e-12): N L  T0  k  circuit  seconds  peak MB")
     for N, L in apriori:
         r = _spawn({"N": N, "L": L, "mode": "a-priori"}, 3600)
-        print(f"  {N:>3} {L:>5}  {r['T0']:>6}  {r['k']:>8}  {r['seconds']:8.2f}  {r['peak_MB']:6.0f}", flush=True)
+        print(f"  {N:>3} {L:>5}  {r['T0']:>6}  {r['k']:>8}  {r['route']:>7}  {r['seconds']:8.2f}  {r['peak_MB']:6.0f}",
+              flush=True)
 
 
 if __name__ == "__main__":

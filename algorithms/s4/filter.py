@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..cauchy.direct import cauchy_direct
+from ..cauchy.direct import cauchy_direct_many
 from ..cauchy.tree import cauchy_on_roots_many
 from ..cauchy.arcs.api import cauchy_fast_many
 from ..dft import idft, next_power_of_two
@@ -43,13 +43,8 @@ def _cauchy_sums(F, route: str, poles: list, weights: dict, M: int, eps) -> Resu
     if route == "tree":
         res = cauchy_on_roots_many(F, poles, [weights[k] for k in keys], M)
         return Result(Status.OK, dict(zip(keys, res.value))) if res.ok else res
-    out = {}
-    for k in keys:
-        res = cauchy_direct(F, poles, weights[k], M)
-        if not res.ok:
-            return res
-        out[k] = res.value
-    return Result(Status.OK, out)
+    res = cauchy_direct_many(F, poles, [weights[k] for k in keys], M)
+    return Result(Status.OK, dict(zip(keys, res.value))) if res.ok else res
 
 
 @dataclass

@@ -29,7 +29,16 @@ from flint import acb, ctx
 from s4cert import certify_kernel
 from s4cert.algorithms.models.hippo_float64 import dplr_float64
 
-from flint_direct import flint_direct_kernel
+
+def flint_direct_kernel(*args):
+    """``benchmarks/flint_direct.py``'s kernel (loaded from beside this file, which may be
+    imported as a module from elsewhere)."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("flint_direct", Path(__file__).with_name("flint_direct.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.flint_direct_kernel(*args)
 
 
 def float64_kernel(lam, P, Q, B, Ct, step, L):

@@ -289,28 +289,35 @@ def _dd_of_real(x, prec: int) -> tuple[float, float, float]:
     |x - hi - lo| (formed at ``prec`` bits, the rounding in the radius)."""
     from flint import ctx
 
+    with ctx.workprec(prec):
+        return _dd_parts(x)
+
+
+def _dd_parts(x) -> tuple[float, float, float]:
+    """``_dd_of_real`` at the current precision (the caller sets it)."""
     from .ball import float_upper
 
     hi = float(x.mid())
-    with ctx.workprec(prec):
-        rest = x - hi
-        lo = float(rest.mid())
-        err = float_upper(abs(rest - lo))  # the ball x - hi - lo, its rounding in its radius
-    return hi, lo, err
+    rest = x - hi
+    lo = float(rest.mid())
+    return hi, lo, float_upper(abs(rest - lo))  # the ball x - hi - lo, its rounding in its radius
 
 
 def dd_of_balls(balls: list, prec: int = 256) -> DD:
     """Double-double disks containing the acb balls (each point of each ball), with a radius
     per element: relative to the element (about 2^-104 |x| plus the ball's own radius)."""
+    from flint import ctx
+
     n = len(balls)
     hi, lo, rad = np.empty(n, complex), np.empty(n, complex), np.empty(n)
-    for j, b in enumerate(balls):
-        if not b.is_finite():
-            raise RangeError("a ball is not finite")
-        rh, rl, er = _dd_of_real(b.real, prec)
-        ih, il, ei = _dd_of_real(b.imag, prec)
-        hi[j], lo[j], rad[j] = complex(rh, ih), complex(rl, il), float(up(er + ei))
-    return DD.from_parts(hi, lo, rad)
+    with ctx.workprec(prec):
+        for j, b in enumerate(balls):
+            if not b.is_finite():
+                raise RangeError("a ball is not finite")
+            rh, rl, er = _dd_parts(b.real)
+            ih, il, ei = _dd_parts(b.imag)
+            hi[j], lo[j], rad[j] = complex(rh, ih), complex(rl, il), er + ei
+    return DD.from_parts(hi, lo, up(rad))
 
 
 @lru_cache(maxsize=8)

@@ -70,3 +70,20 @@ def test_double_double_kernel_file_is_audited(tmp_path):
     assert kf.digest_ok
     report = audit_kernel_file(path)
     assert report.ok, report
+
+
+def test_routes_below_their_reach_are_skipped():
+    """Under "auto" a disk route whose radius floor is above eps is not run: float64 when
+    eps < u |K_0| / 2, double-double when eps < 4 u^2 |K_0| (routing only: the estimate of
+    |K_0| is float64, the accepted kernel is certified as always)."""
+    from s4cert.certs.float64_route import first_entry_estimate
+    m = dplr_float64("legs", 8)
+    k0 = first_entry_estimate(m, 0.05)
+    A = np.diag(m.Lambda) - np.array(m.P) @ np.array(m.Q).conj().T      # the dense estimate it replaces
+    Bbar = np.linalg.solve(np.eye(8) - 0.025 * A, 0.05 * np.array(m.B))
+    assert abs(k0 - abs(np.vdot(m.C, Bbar))) <= 1e-12 * k0              # an estimate: float64 agreement
+    k = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -60, c_tilde=m.C)
+    assert k.certificate["arithmetic"] == DD and "float64: skipped" in k.certificate["float64_route"]
+    kb = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -110, c_tilde=m.C)
+    assert "double-double: skipped" in kb.certificate["float64_route"] and "arithmetic" not in kb.certificate
+    assert first_entry_estimate(DPLR([-1.0], [0.0], [1.0], [acb(1, 0)]), 0.1) is not None

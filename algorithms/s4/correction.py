@@ -14,6 +14,9 @@ Everything here is generic over the field F (only ``add``, ``sub``, ``mul``, ``d
 ``one``, ``zero``, ``const`` and, for the eliminations, ``is_zero``), so the same code
 serves one root of a field run, one exact root of the routing, and whole arrays of
 roots in the float64 disk route (whose inverse is its own Gauss-Jordan kernel).
+``transfer_all`` does every root of a field run at once with the field's elementwise
+kernels (``vec_mul``, ``vec_inverses``, ..., ``roots_of_unity``), falling back to
+``value_at`` at the roots where a diagonal pivot is not certainly nonzero.
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, add_pairs, dd_of_balls, mul_pairs, normalized, roots_of_unity_dd
+from ...arith.double_double import DD, dd_of_balls, normalized, roots_of_unity_dd, two_sum
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..linalg import dot
@@ -46,55 +46,77 @@ def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], flo
     return cauchy_pairs(Z, poles, weights)
 
 
-def _cmul_pairs(wr, wi, o):
-    """w o for twiddle pairs w = (wr, wi) and the pairs o = (rh, rl, ih, il): midpoint
-    kernels only (four ``mul_pairs``, two ``add_pairs``)."""
-    rh, rl, ih, il = o
-    a, b = mul_pairs(wr[0], wr[1], rh, rl), mul_pairs(wi[0], wi[1], ih, il)
-    c, d = mul_pairs(wr[0], wr[1], ih, il), mul_pairs(wi[0], wi[1], rh, rl)
-    return (*add_pairs(a[0], a[1], -b[0], -b[1]), *add_pairs(c[0], c[1], d[0], d[1]))
+def _split(x):
+    """Veltkamp's split (``arith.double_double.split``)."""
+    c = 134217729.0 * x
+    h = c - (c - x)
+    return h, x - h
+
+
+def _mul_pairs_split(xh, xl, xH, xL, yh, yl, yH, yL):
+    """``mul_pairs`` of x and y given their high parts' splits (Lemma 8's kernel, its
+    operations unchanged): (zh, zl)."""
+    p = xh * yh
+    e = ((xH * yH - p) + xH * yL + xL * yH) + xL * yL
+    e *= np.abs(p) >= 2.0 ** -900                        # Lemma 1: e = 0 below 2^-900
+    return two_sum(p, e + (xh * yl + xl * yh))
+
+
+def _add_pairs_into(xh, xl, yh, yl, zh, zl):
+    """``add_pairs`` of x and y written into the views (zh, zl)."""
+    sh, se = two_sum(xh, yh)
+    se += xl + yl
+    h, l = two_sum(sh, se)
+    zh[...], zl[...] = h, l
 
 
 def idft_dd(H: DD, M: int) -> DD:
     """Disks of (1/M) sum_k h_k conj(z_k)^j (numpy's ifft convention) for every h in the
-    disks H: the radix-2 transform of the midpoints by the pair kernels, its rounding
-    bounded a priori stage by stage, plus the mean of the input radii
-    (proofs/double_double_filter.md, Lemma 13)."""
+    disks H: the radix-2 transform of the midpoints by the pair kernels (real and imaginary
+    parts stacked), its rounding bounded a priori stage by stage, plus the mean of the input
+    radii (proofs/double_double_filter.md, Lemma 13)."""
     x = normalized(H[bit_reverse(M)])
-    parts = [x.rh, x.rl, x.ih, x.il]
+    X, XL = np.stack([x.rh, x.ih]), np.stack([x.rl, x.il])   # 2 x M: (re, im)
     Zc = normalized(roots_of_unity_dd(M).conj())
     r_w = float(np.max(Zc.rad)) if M > 1 else 0.0
     c_loc = up(up(15.93 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))  # the product's share per unit of X
+    sign = np.array([-1.0, 1.0])[:, None, None]
     E = 0.0
-    X = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
+    Xmax = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
     size = 2
     while size <= M:
         half = size // 2
-        v = [y.reshape(-1, size) for y in parts]
-        o = [y[:, half:] for y in v]
-        e = [y[:, :half] for y in v]
+        v, vl = X.reshape(2, -1, size), XL.reshape(2, -1, size)
+        eh, el, oh, ol = v[:, :, :half], vl[:, :, :half], v[:, :, half:], vl[:, :, half:]
         if size <= 4:                                    # twiddles 1 and i: p = w o exactly
-            p = list(o)
+            ph, pl = oh, ol
             if size == 4:                                # the second column times i: (re, im) -> (-im, re)
-                p = [np.concatenate([o[k][:, :1], s * o[j][:, 1:]], axis=1)
-                     for k, j, s in ((0, 2, -1.0), (1, 3, -1.0), (2, 0, 1.0), (3, 1, 1.0))]
+                ph, pl = oh.copy(), ol.copy()
+                ph[:, :, 1], pl[:, :, 1] = sign[:, :, 0] * oh[::-1, :, 1], sign[:, :, 0] * ol[::-1, :, 1]
             loc = 0.0
         else:
             tw = Zc[0:M:M // size][:half]                # exp(+2 pi i j / size)
-            p = _cmul_pairs((tw.rh[None], tw.rl[None]), (tw.ih[None], tw.il[None]), o)
+            wr, wrl, wi, wil = (y[None, None] for y in (tw.rh, tw.rl, tw.ih, tw.il))
+            (wrH, wrL), (wiH, wiL) = _split(wr), _split(wi)
+            oH, oL = _split(oh)
+            a = _mul_pairs_split(wr, wrl, wrH, wrL, oh, ol, oH, oL)                    # [wr o_re, wr o_im]
+            b = _mul_pairs_split(wi, wil, wiH, wiL, oh[::-1], ol[::-1], oH[::-1], oL[::-1])  # [wi o_im, wi o_re]
+            ph, pl = np.empty_like(oh), np.empty_like(oh)
+            _add_pairs_into(a[0], a[1], sign * b[0], sign * b[1], ph, pl)              # w o: (re, im)
             loc = c_loc
-        top = (*add_pairs(e[0], e[1], p[0], p[1]), *add_pairs(e[2], e[3], p[2], p[3]))
-        bot = (*add_pairs(e[0], e[1], -p[0], -p[1]), *add_pairs(e[2], e[3], -p[2], -p[3]))
-        parts = [np.concatenate([t, b], axis=1).reshape(-1) for t, b in zip(top, bot)]
-        if not X <= 2.0 ** 500:                          # NaN fails too (Lemma 8's range)
+        Y, YL = np.empty_like(v), np.empty_like(vl)
+        _add_pairs_into(eh, el, ph, pl, Y[:, :, :half], YL[:, :, :half])
+        _add_pairs_into(eh, el, -ph, -pl, Y[:, :, half:], YL[:, :, half:])
+        X, XL = Y.reshape(2, M), YL.reshape(2, M)
+        if not Xmax <= 2.0 ** 500:                       # NaN fails too (Lemma 8's range)
             raise RangeError("the inverse transform left the double-double range")
-        E = up(up(up(2 * E) + up(up(loc + 7.51 * 2.0 ** -106 * (1 + 2.0 ** -40)) * X)) + 2.0 ** -945)
-        X = float(np.max(up(np.abs(parts[0]) + np.abs(parts[2]))))
+        E = up(up(up(2 * E) + up(up(loc + 7.51 * 2.0 ** -106 * (1 + 2.0 ** -40)) * Xmax)) + 2.0 ** -945)
+        Xmax = float(np.max(up(np.abs(X[0]) + np.abs(X[1]))))
         size *= 2
     mean_rad = float(sum_upper(float(np.sum(x.rad)), M)) / M
     R = up(up(mean_rad * (1 + 2.0 ** -50)) + up(E / M))   # E/M, M a power of two: exact but for underflow
     c = 1.0 / M
-    out = DD(parts[0] * c, parts[1] * c, parts[2] * c, parts[3] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
+    out = DD(X[0] * c, XL[0] * c, X[1] * c, XL[1] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
     return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
 
 

@@ -5,13 +5,15 @@ the M roots done by numpy on disk arrays (``arith.midrad``):
 
 1. set-up (partition, poles mu_j, weights) in ball arithmetic, rounded to disks;
 2. the (r+1)^2 Cauchy sums directly, by blocks of roots: d = z_k - mu_j from
-   double-float roots and poles, midpoints by grouped real matrix products added by a
-   balanced tree, radii by two nonnegative matrix products with fl(1/|d|^2) and its
-   square root (``proofs/midrad_filter.md``, Lemmas 8-10);
+   double-float roots and poles, the terms 1/d cut into an exact slice and a rest so that
+   the matrix products of the slices are exact and each sum is rounded once, radii by
+   nonnegative matrix products with fl(1/|d|^2) and its square root
+   (``proofs/midrad_filter.md``, Lemmas 8-10);
 3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
    nonzero, else the route stops undecided), then H;
-4. the inverse DFT by an iterative radix-2 transform on the midpoints with a max-norm
-   error bound per stage; the kernel's radius is mean(rad H) plus that bound over M.
+4. the inverse DFT by an iterative radix-2 transform on the midpoints with an error bound
+   per entry and stage (Lemma 11); the kernel's radius at j is mean(rad H) plus that
+   entry's bound over M.
 
 The result is a pair (midpoints, radii) of numpy arrays with |K_j - mid_j| <= rad_j,
 and the bounds the filter constants need (b, w, d, A_wt).  Every decision is made on

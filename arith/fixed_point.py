@@ -4,7 +4,9 @@
 for bit**: RoundedField rounds n/d to ``floor((2n + d)/(2d))``; when d = 2^s this is
 ``floor((n + 2^(s-1)) / 2^s)``, the floor shift ``(n + 2^(s-1)) >> s`` (flint's ``>>``
 rounds toward minus infinity), and a product by 2^k is a shift left; a complex product
-takes three integer products instead of four (the same integers).  Ball inputs and
+takes three integer products instead of four (the same integers), two when a factor is
+real; a quotient by a real divisor divides by the divisor itself (the same rational, so
+the same floor), and a real numerator takes two products.  Ball inputs and
 roots of unity are read from their midpoints ``man 2^exp`` the same way, with no
 ``Fraction`` (whose gcds dominate at these lengths); outputs convert to Fractions with the
 power of two stripped instead of a gcd.  The error analysis of ``rounded_field.md``
@@ -56,18 +58,33 @@ class ShiftRoundedField(RoundedField):
         return Fixed(parts[0], parts[1])
 
     def mul(self, a, b):
-        # three products (the same integers as four): im = (x+y)(u+v) - xu - yv
-        xu, yv = a.x * b.x, a.y * b.y
-        re = xu - yv
-        im = (a.x + a.y) * (b.x + b.y) - xu - yv
+        # the same integers as the four-product formula: two products when a factor is real,
+        # else three (im = (x+y)(u+v) - xu - yv)
+        if a.y == 0 or b.y == 0:
+            if a.y != 0:
+                a, b = b, a
+            re, im = a.x * b.x, a.x * b.y
+        else:
+            xu, yv = a.x * b.x, a.y * b.y
+            re = xu - yv
+            im = (a.x + a.y) * (b.x + b.y) - xu - yv
         return Fixed(_round_shift(re, self.k), _round_shift(im, self.k))
 
     def div(self, a, b):
-        den = b.x * b.x + b.y * b.y
-        if den == 0:
-            raise ZeroDivisionError("division by an exact zero")
-        re = (a.x * b.x + a.y * b.y) << self.k
-        im = (a.y * b.x - a.x * b.y) << self.k
+        if b.y == 0:
+            # a real divisor: floor((2n + d)/(2d)) = floor(n/d + 1/2) is a function of the
+            # rational n/d, so n = a 2^k, d = b.x gives the general formula's integers' value
+            if b.x == 0:
+                raise ZeroDivisionError("division by an exact zero")
+            d = 2 * b.x
+            return Fixed((2 * (a.x << self.k) + b.x) // d, (2 * (a.y << self.k) + b.x) // d)
+        else:
+            den = b.x * b.x + b.y * b.y
+            if a.y == 0:  # a real numerator: two products, as a complex one would give
+                re, im = (a.x * b.x) << self.k, (-(a.x * b.y)) << self.k
+            else:
+                re = (a.x * b.x + a.y * b.y) << self.k
+                im = (a.y * b.x - a.x * b.y) << self.k
         return Fixed((2 * re + den) // (2 * den), (2 * im + den) // (2 * den))
 
     def to_fractions(self, a) -> tuple[Fraction, Fraction]:

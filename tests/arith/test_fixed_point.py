@@ -36,6 +36,27 @@ def test_operations_equal_rounded_field():
         assert _same(R.from_number(z), S.from_number(z))
 
 
+def test_real_operands_take_the_short_forms_with_the_same_results():
+    """Products and quotients with a real factor, divisor or numerator (two products, or a
+    quotient of the real divisor itself) give RoundedField's results bit for bit, for
+    either sign of a real divisor and ties included."""
+    rng = random.Random(2)
+    for k in (1, 5, 64, 200):
+        R, S = RoundedField(k), ShiftRoundedField(k)
+        for _ in range(300):
+            re = lambda: Fraction(rng.randint(-10**5, 10**5), rng.choice([1, 2, 3, 4, 7, 8, 999]))
+            im = lambda: rng.choice([Fraction(0), re()])
+            a, b = R.from_number((re(), im())), R.from_number((re(), im()))
+            assert _same(R.mul(a, b), S.mul(a, b)) and _same(R.mul(b, a), S.mul(b, a))
+            if b.x != 0 or b.y != 0:
+                assert _same(R.div(a, b), S.div(a, b))
+        half = R.from_number(Fraction(1, 2))
+        for n in (-3, -1, 1, 3):  # n u / 2: a tie of the grid, for both signs of the divisor
+            x = R.from_number(n * R.u)
+            for d in (R.from_number(2), R.from_number(-2)):
+                assert _same(R.div(x, d), S.div(x, d)) and _same(R.mul(x, half), S.mul(x, half))
+
+
 def test_circuit_runs_identically_with_live_wires_only():
     t = trace(BallField(128), filter_kernel, example_model(2), 0.25, 8,
               c_tilde=[1, (Fraction(1, 3), 2)])

@@ -164,7 +164,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
         if not kappa <= 0.25:
             raise RangeError("the disks of a pole and a root are too wide for their distance")
         c_q = up(up(2.01 / down(1 - kappa)) + 4.01)   # |1/d - q| <= c_q u t + R0 t^2 / (1 - kappa)
-        tau = _pow2_at_least(up((1 + 4 * U) * inv.max(axis=0)))   # >= |q| parts, per root
+        tau = _pow2_at_least(up((1 + 8 * U) * inv.max(axis=0)))   # >= |q| >= its parts, per root (Lemma 9)
         if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
         Ct = 1.5 * 2.0 ** (52 - beta) * tau

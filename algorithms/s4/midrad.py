@@ -45,7 +45,7 @@ from .filter import setup
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "float64 midpoint-radius"
 #: the blocks of roots hold about this many (root, pole) pairs
-BLOCK_PAIRS = 1 << 17
+BLOCK_PAIRS = 1 << 16
 
 
 def _disks(F, xs: list) -> MR:

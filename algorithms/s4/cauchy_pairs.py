@@ -145,7 +145,7 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     for s in range(0, M, Bk):
         e = min(M, s + Bk)
         sep = min(sep, _block(work, out, slice(s, e), Zh[..., s:e], Zl[..., s:e], P, PL, W, WT, beta, R0,
-                              lam_z[s:e], lam_p_max))
+                              lam_z[s:e], lam_p_max, gam))
     h, l, rad = _assemble(out, W, n, K, gam, up(R0 + lam_z))
     res = [DD(h[2 * c], l[2 * c], h[2 * c + 1], l[2 * c + 1], rad[c]) for c in range(K)]
     for x in res:
@@ -161,8 +161,8 @@ class _Out:
     def __init__(self, K: int, M: int):
         self.X1, self.X2, self.X3 = np.empty((6 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))
         self.X4, self.Y = np.empty((4 * K, M)), np.empty((2 * K, M))
-        self.GT, self.Gv = np.empty((4 * K, M)), np.empty((2 * K, M))
-        self.tau, self.taud, self.rho, self.calpha = (np.empty(M) for _ in range(4))
+        self.GT, self.Gv = np.empty((K, M)), np.empty((2 * K, M))
+        self.tau, self.taud = np.empty(M), np.empty(M)
 
 
 def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) -> tuple:
@@ -177,12 +177,7 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) 
     tt, terr = _sum_bound([l1, l2, l3, l4, l5, l6, o.X4[k2:], o.Y])
     h, l = two_sum(h, tt)
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
-    cw = up((1 + 4 * U) * (1 + 1.01 * o.rho))              # |q^| <= cw T, per root
-    GT = [sum_upper(o.GT[i * K:(i + 1) * K], n) for i in range(4)]   # rad_a, |a4l|_1, |al|, |a| against T
-    rad = up(GT[0] * up(cw + o.calpha)[None, :])
-    rad = up(rad + up((gam + U) * 1.4143 * (1 + 4 * U) * GT[1]))
-    rad = up(rad + up(up((1 + 8 * U) * GT[2]) * o.rho[None, :]))
-    rad = up(rad + up(GT[3] * o.calpha[None, :]))
+    rad = sum_upper(o.GT, n)                               # the block's weights against T (Lemma 12.4)
     Rv = up(up(sum_upper(o.Gv[:K], n) * Rz[None, :]) + sum_upper(o.Gv[K:], n))   # sum_j Rd_kj v_kj (|a_j| + rad)
     rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
     rad = up(rad + up(up((gam + U) * W.rank1)[:, None] * o.tau[None, :]))
@@ -197,7 +192,6 @@ class _WeightsT:
 
     def __init__(self, W: _Weights):
         self.A123, self.A12, self.A1, self.R = (np.ascontiguousarray(x.T) for x in (W.A123, W.A12, W.A1, W.R))
-        self.GT = np.ascontiguousarray(np.hstack([W.rad_a, W.a4l_1, W.al_mod, W.abs_a]).T)
         self.Gv = np.ascontiguousarray(np.hstack([W.ar, up(W.ar * W.lam_p[:, None])]).T)
 
 
@@ -251,7 +245,7 @@ def _dekker(xH, xL, yH, yL, p, e, t):
 
 
 def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int,
-           R0: float, lam_z: np.ndarray, lam_p_max: float) -> float:
+           R0: float, lam_z: np.ndarray, lam_p_max: float, gam: float) -> float:
     """One block of roots (the columns ``cols`` of ``out``): the exact and rounded
     products and the radius ingredients at its roots; returns its separation bound.  The
     block's arrays are (component, pole, root)."""
@@ -357,8 +351,14 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
     out.X3[:, cols] = WT.A1 @ L[2].reshape(2 * n, B)       # exact: a1 q3
     out.X4[:, cols] = WT.A12 @ L[4].reshape(2 * n, B)      # exact: a1 delta1 | a2 delta1
     out.Y[:, cols] = WT.R @ L.reshape(12 * n, B)           # the rest, rounded
-    out.GT[:, cols] = WT.GT @ T                            # sums of T times |a|-type weights
+    # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the rest's
+    # rounding against q0 + the omitted delta a^l (Lemma 12.2, 12.4), with this block's constants
+    cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
+    G = up(W.rad_a * up(cw + calpha))
+    G = up(G + up(calpha * W.abs_a))
+    G = up(G + up(up((gam + U) * 1.4143 * (1 + 4 * U)) * W.a4l_1))
+    G = up(G + up(up((1 + 8 * U) * rho) * W.al_mod))
+    out.GT[:, cols] = np.ascontiguousarray(G.T) @ T
     out.Gv[:, cols] = WT.Gv @ v                            # sums of v times (|a| + rad a), and times lam_j too
     out.tau[cols], out.taud[cols] = tau, taud
-    out.rho[cols], out.calpha[cols] = rho, calpha
     return sep

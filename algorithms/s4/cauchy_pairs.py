@@ -111,7 +111,7 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     M, n, K = len(Z), len(poles), len(weights)
     if n == 0:
         return [DD.exact(np.zeros(M)) for _ in weights], math.inf
-    beta = (53 - (2 * n - 1).bit_length()) // 2            # beta + beta + log2(2n) <= 53
+    beta = (51 - (2 * n - 1).bit_length()) // 2            # 2 beta + log2(2n) <= 51: sums of 3 exact products exact
     m = 12 * n + 3
     if not m * U <= 0.01:
         raise RangeError("too many poles for the a-priori bounds")
@@ -168,13 +168,11 @@ class _Out:
 def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) -> tuple:
     """The pairs (h, l) of the sums, (2K, M), and their radii, (K, M) (Lemma 12.3-4)."""
     k2 = 2 * K
-    h, l1 = two_sum(o.X1[:k2], o.X1[k2:2 * k2])
-    h, l2 = two_sum(h, o.X2[:k2])
-    h, l3 = two_sum(h, o.X4[:k2])
-    h, l4 = two_sum(h, o.X1[2 * k2:])
-    h, l5 = two_sum(h, o.X2[k2:])
-    h, l6 = two_sum(h, o.X3)
-    tt, terr = _sum_bound([l1, l2, l3, l4, l5, l6, o.X4[k2:], o.Y])
+    # the exact products on one grid added exactly (Lemma 12.1): q1 a2 + q2 a1; q1 a3 + q2 a2 + q3 a1
+    h, l1 = two_sum(o.X1[:k2], o.X1[k2:2 * k2] + o.X2[:k2])
+    h, l2 = two_sum(h, o.X4[:k2])
+    h, l3 = two_sum(h, (o.X1[2 * k2:] + o.X2[k2:]) + o.X3)
+    tt, terr = _sum_bound([l1, l2, l3, o.X4[k2:], o.Y])
     h, l = two_sum(h, tt)
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
     rad = sum_upper(o.GT, n)                               # the block's weights against T (Lemma 12.4)
@@ -211,17 +209,19 @@ class _Work:
 
 
 def _sum_bound(xs: list) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of the arrays by a balanced tree, and a bound u sum |partial sums| of its
-    rounding (each addition errs by at most u times its result)."""
-    err = np.zeros(xs[0].shape)
+    """The sum of the arrays by a balanced tree of depth D, and a bound of its rounding:
+    every partial sum is at most sum |x| (1 + u)^D in magnitude, so the roundings add up
+    to at most D u (1 + u)^D sum |x| (Lemma 12.3)."""
+    count = len(xs)
+    total = np.abs(xs[0])
+    for x in xs[1:]:
+        total += np.abs(x)                                 # sum |x|, within (1 + u)^count of it
+    depth = 0
     while len(xs) > 1:
-        nxt = []
-        for i in range(0, len(xs) - 1, 2):
-            y = xs[i] + xs[i + 1]
-            err = up(err + np.abs(y))
-            nxt.append(y)
-        xs = nxt + ([xs[-1]] if len(xs) % 2 else [])
-    return xs[0], up(U * err)
+        xs = [xs[i] + xs[i + 1] for i in range(0, len(xs) - 1, 2)] + ([xs[-1]] if len(xs) % 2 else [])
+        depth += 1
+    c = up(depth * U * (1 + 2 * depth * U) * (1 + 2 * count * U))
+    return xs[0], up(c * total)
 
 
 def _split(x, h, l):

@@ -93,7 +93,7 @@ def test_pairs_contain_the_ball_sums(seed, kind, span):
 
 
 def test_many_poles_and_small_blocks(monkeypatch):
-    """1024 poles (beta = 21, the rest's inner dimension 12 n): contained; blocks of one
+    """1024 poles (beta = 20, the rest's inner dimension 12 n): contained; blocks of one
     root give disks that contain the same sums (the products' order, and so their
     rounding, differs with the block)."""
     g = np.random.default_rng(7)

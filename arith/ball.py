@@ -5,6 +5,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable
 
+import numpy as np
 from flint import acb, acb_mat, acb_poly, arb, ctx, fmpq
 
 from .base import Field, check_power_of_two
@@ -16,7 +17,11 @@ def _arb_exact(x: Fraction) -> arb:
     return arb(fmpq(x.numerator, x.denominator))
 
 
-#: bits kept beyond the inputs' best relative accuracy in the transforms (``BallField._dft``)
+#: default bits of the transforms' working precision beyond the inputs' mean accuracy
+#: (``BallField(prec, dft_spare_bits)``, ``BallField._dft``); a negative value rounds the
+#: inputs below it (radii up to about 2^-value times larger), which a caller with room to
+#: spare may ask for: a transform of inputs accurate to ~135 bits then runs on two-limb
+#: numbers, about twice as fast
 DFT_SPARE_BITS = 32
 #: how many grids of roots of unity (by M and precision) are kept (``BallField.roots_of_unity``)
 GRIDS_KEPT = 2
@@ -24,7 +29,9 @@ _GRIDS: dict = {}
 
 
 class BallField(Field):
-    """Complex balls (midpoint, radius) at ``prec`` bits.
+    """Complex balls (midpoint, radius) at ``prec`` bits.  ``dft_spare_bits``: how far the
+    transforms' working precision may sit above (or, negative, below) the inputs' mean
+    accuracy (``DFT_SPARE_BITS`` by default; see ``_transform_prec``).
 
     Every result encloses the exact result of the same operation on any points of
     the operand balls.  flint keeps one process-wide precision; the field sets it
@@ -42,10 +49,11 @@ class BallField(Field):
 
     encloses = True
 
-    def __init__(self, prec: int = 128):
+    def __init__(self, prec: int = 128, dft_spare_bits: int = DFT_SPARE_BITS):
         if not isinstance(prec, int) or prec < 2:
             raise ValueError(f"precision must be an integer >= 2 bits, got {prec!r}")
         self.prec = prec
+        self.dft_spare_bits = int(dft_spare_bits)
         self.name = f"ball({prec} bits)"
         self._consts: dict = {}
 
@@ -243,16 +251,13 @@ class BallField(Field):
         return None
 
     def _dft(self, a, inverse: bool = False) -> list:
-        """``acb.dft`` at a working precision of min(prec, the best relative accuracy
-        among the inputs + DFT_SPARE_BITS): Arb's transform encloses at every precision,
-        and bits far beyond the inputs' own accuracy would only shrink rounding errors
-        already below their radii.  (An exact input, zeros included, keeps the field's
-        precision.)"""
+        """``acb.dft`` of the inputs rounded to ``_transform_prec(a)`` bits, at that working
+        precision: Arb's rounding and transform enclose at every precision; the precision
+        only sizes the rounding errors (see DFT_SPARE_BITS and ``dft_spare_bits``)."""
         a = list(a)
-        with ctx.workprec(64):
-            best = max(map(acb.rel_accuracy_bits, a), default=self.prec)
-        prec = max(2, min(self.prec, best + DFT_SPARE_BITS))
-        with ctx.workprec(prec):
+        p = _transform_prec(a, self.prec, self.dft_spare_bits)
+        a = _rounded(a, p, self.prec)
+        with ctx.workprec(p):
             return list(acb.dft(a, inverse=inverse))
 
     def _solve(self, A: list, B: list) -> list | None:
@@ -325,6 +330,34 @@ def abs_lower(z: acb) -> float:
         return 0.0
     with ctx.workprec(64):
         return max(0.0, float_lower(abs(z)))
+
+
+def _transform_prec(a: list, prec: int, spare: int = DFT_SPARE_BITS) -> int:
+    """min(prec, log2(sum |x| / sum rad(x)) + spare) over a sample of at most
+    about 1024 evenly spaced inputs (float estimates: the choice is part of no bound);
+    prec when no sampled input has a radius or a value is not finite.  A transform's
+    output radius is about the mean input radius plus about 2^-p log2(M) times the mean
+    input modulus: at this p the second is some 2^-spare times the first."""
+    if not a:
+        return prec
+    sample = a[::max(1, len(a) // 1024)]
+    with ctx.workprec(64):
+        mags = np.abs(np.fromiter(map(complex, sample), dtype=np.complex128, count=len(sample)))
+        rads = np.fromiter(map(float, map(acb.rad, sample)), dtype=float, count=len(sample))
+    s_abs, s_rad = float(mags.sum()), float(rads.sum())
+    if not (math.isfinite(s_abs) and math.isfinite(s_rad)) or s_rad <= 0 or s_abs <= 0:
+        return prec
+    return max(2, min(prec, math.ceil(math.log2(s_abs / s_rad)) + spare))
+
+
+def _rounded(a: list, p: int, prec: int) -> list:
+    """The inputs rounded to p bits when p < prec (each ``+x`` at p bits encloses x:
+    the midpoint rounded, the rounding added to the radius), so the transform's products
+    run on p-bit midpoints."""
+    if p >= prec:
+        return a
+    with ctx.workprec(p):
+        return list(map(acb.__pos__, a))
 
 
 def _same_length(xs, ys) -> None:

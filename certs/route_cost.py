@@ -10,8 +10,9 @@ bits.  ``tree_loss_bits`` estimates the largest loss in float64 (||D||_1 by
 prod(1 + |mu_j|), the sums directly) over a subgrid of at most ``SAMPLE`` roots and the
 three roots nearest each pole; measured on LegS, LagT and LegT (N = 8..128, L = 1024 and
 16384) it is within a few bits of the loss the ball run shows, LegT excepted (up to 25
-bits below: ``GUARD_BITS`` covers most of it, and a run that falls short is simply run
-again higher).  The estimate only steers the first precision: the run's own radii decide
+bits below: ``GUARD_BITS`` covers it, less the 8 bits the first pass's final transform
+may round away, ``ball_run.FIRST_PASS_DFT_SPARE``, and a run that falls short is simply
+run again higher).  The estimate only steers the first precision: the run's own radii decide
 acceptance (``ball_run.ball_filter``).
 
 The cost of each route is a model fitted to measured passes of this code
@@ -35,7 +36,7 @@ from ..arith import exact_parts
 #: roots sampled for the minimum of log2|D| (besides the three nearest each pole)
 SAMPLE = 1024
 #: bits added to the estimated need
-GUARD_BITS = 32
+GUARD_BITS = 40
 #: the cost model's constants (seconds; r = 1, i.e. 4 Cauchy sums), fitted by relative least
 #: squares to single passes of ``ball_filter`` measured on 2 shared cores (LegS N = 8..1024
 #: and LagT N = 64..512, L = 1024, 4096, 16384, eps = 1e-30 and 1e-60; median error about 20%)

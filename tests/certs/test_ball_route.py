@@ -13,7 +13,7 @@ from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.arith import BallField
 from s4cert.certs import route_cost
-from s4cert.certs.ball_run import ball_filter, enclosure_arrays, log2_max_radius, max_radius
+from s4cert.certs.ball_run import FIRST_PASS_DFT_SPARE, ball_filter, enclosure_arrays, log2_max_radius, max_radius
 from s4cert.certs.kernel import certify_kernel
 
 
@@ -59,15 +59,16 @@ def test_max_radius_is_the_largest_ball_radius():
 
 @pytest.mark.parametrize("N,L", [(8, 256), (16, 512), (32, 256)])
 def test_tree_loss_estimate_close_and_first_pass_accepted(N, L):
-    """On LegS the estimate is within 16 bits of the loss the ball run shows, and the tree
-    run is accepted at its first precision."""
+    """On LegS the estimate is within 16 bits of the loss the ball run shows (which also
+    holds the bits the first pass's final transform rounds away), and the tree run is
+    accepted at its first precision."""
     m, ct = _legs(N)
     eps = Fraction(1, 10 ** 30)
     pl = route_cost.plan(m, 0.01, L, eps, ct, [], "tree")
     run = ball_filter(m, 0.01, L, eps, ct, [], True, 1 << 16, lambda s: None, "tree")
     assert run.status == "ok" and run.prec == pl.prec
     shown = run.prec + math.log2(run.max_radius)  # the bits the run lost
-    assert abs(shown - pl.loss) <= 16, (shown, pl.loss)
+    assert -16 <= shown - pl.loss <= 16 - FIRST_PASS_DFT_SPARE, (shown, pl.loss)
 
 
 def test_auto_takes_the_cheaper_route():

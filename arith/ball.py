@@ -335,7 +335,8 @@ def abs_lower(z: acb) -> float:
 def _transform_prec(a: list, prec: int, spare: int = DFT_SPARE_BITS) -> int:
     """min(prec, log2(sum |x| / sum rad(x)) + spare) over a sample of at most
     about 1024 evenly spaced inputs (float estimates: the choice is part of no bound);
-    prec when no sampled input has a radius or a value is not finite.  A transform's
+    prec when no sampled input has a radius or a value is not finite, and when the two
+    need as many 64-bit limbs (the products then cost the same).  A transform's
     output radius is about the mean input radius plus about 2^-p log2(M) times the mean
     input modulus: at this p the second is some 2^-spare times the first."""
     if not a:
@@ -347,7 +348,8 @@ def _transform_prec(a: list, prec: int, spare: int = DFT_SPARE_BITS) -> int:
     s_abs, s_rad = float(mags.sum()), float(rads.sum())
     if not (math.isfinite(s_abs) and math.isfinite(s_rad)) or s_rad <= 0 or s_abs <= 0:
         return prec
-    return max(2, min(prec, math.ceil(math.log2(s_abs / s_rad)) + spare))
+    p = max(2, min(prec, math.ceil(math.log2(s_abs / s_rad)) + spare))
+    return prec if (p + 63) // 64 >= (prec + 63) // 64 else p  # rounding pays only with fewer limbs
 
 
 def _rounded(a: list, p: int, prec: int) -> list:

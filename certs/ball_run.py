@@ -56,7 +56,7 @@ class BallRun:
 CAUCHY_CHOICES = ("auto", "tree", "direct", "fast")
 #: the arcs' per-sum accuracy is a float; below this the ball radii carry the rest
 SUM_EPS_FLOOR = 1e-300
-#: the transforms' spare bits on a run's first pass (``BallField(prec, dft_spare_bits)``)
+#: the transforms' spare bits on the product tree's first pass (``BallField(prec, dft_spare_bits)``)
 FIRST_PASS_DFT_SPARE = -8
 
 
@@ -96,10 +96,10 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
                         f"above the limit of {max_prec}; raise the precision limit")
     while True:
         progress(f"ball filter ({route}) at {prec} bits")
-        # the first pass lets the final transform round its inputs FIRST_PASS_DFT_SPARE bits
-        # below their accuracy (twice as fast at ~135 bits; the plan keeps guard bits for
-        # it); a pass after that keeps them (the default), so raising the precision helps
-        F = BallField(prec, FIRST_PASS_DFT_SPARE if first else DFT_SPARE_BITS)
+        # the tree's first pass lets the final transform round its inputs FIRST_PASS_DFT_SPARE
+        # bits below their accuracy (twice as fast at ~135 bits; the plan keeps guard bits
+        # for it); later passes keep them (the default), so raising the precision helps
+        F = BallField(prec, FIRST_PASS_DFT_SPARE if first and route == "tree" else DFT_SPARE_BITS)
         first = False
         t_ct = time.perf_counter()
         if c_tilde is None:

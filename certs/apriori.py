@@ -25,7 +25,7 @@ import numpy as np
 from flint import acb, arb, ctx, fmpq, fmpz
 
 from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
-from ..algorithms.s4.filter import filter_kernel
+from ..algorithms.s4.filter import FILTER_VERSION, filter_kernel
 from ..algorithms.s4.exact_route import exact_c_tilde
 from ..arith import BallField, trace
 from ..arith.fixed_point import ShiftRoundedField
@@ -141,7 +141,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
             rad[j] = float_upper((e + abs(point - acb(m.real, m.imag))).upper())
             enclosures.append(acb(arb(_q(re), e), arb(_q(im), e)))
     cert = {"T0": T0, "V0": str(V0), "D0": str(D0), "log2_K0": log2_K0, "log2_u": -k, "precision_bits": k,
-            "circuit_cauchy": route,
+            "circuit_cauchy": route, "filter_version": FILTER_VERSION,
             "max_radius": float(eps), "checked_against_ball": True,
             "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
     return APrioriResult(mid, rad, enclosures, cert, values)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..algorithms.cauchy.tree import cauchy_on_roots
 from ..algorithms.s4.dplr import DPLR
-from ..algorithms.s4.filter import filter_kernel
+from ..algorithms.s4.filter import FILTER_VERSION, filter_kernel
 from ..arith import Counting, Float64Field
 
 #: counts are measured by default up to this N + L (the counted run is generic Python)
@@ -116,7 +116,8 @@ def measure_counts(model: DPLR, step: Any, L: int, exceptional: list[int], route
         return {"measured": False, "reason": f"float64 counting run failed: {type(e).__name__}"}
     if not res.ok:
         return {"measured": False, "reason": f"float64 counting run returned {res.status}"}
-    return {"measured": True, **C.summary(), "route": route, "field": "float64 (generic procedure)"}
+    return {"measured": True, **C.summary(), "route": route, "field": "float64 (generic procedure)",
+            "filter_version": FILTER_VERSION}
 
 
 def kernel_counts(model: DPLR, step: Any, L: int, exceptional: list[int], counts: Any, route: str,

@@ -49,16 +49,17 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
     disks of ``z^(step 2^h)`` from ``power``: each entry is at most ``log2 count``
     products away from the enclosures, so its radius grows with ``log2 count``, not
     with k (a chain of k products would give a bound linear in k)."""
-    factors = [power(step << h) for h in range(max(1, (count - 1).bit_length()))]
-    moduli = [modulus_upper(f.mid) for f in factors]
-    mids, rads = [first.mid], [first.rad]
-    for k in range(1, count):
-        h = k.bit_length() - 1
-        prev = MR(mids[k - (1 << h)], rads[k - (1 << h)])
-        cur = _mul(prev, moduli[h], factors[h])
-        mids.append(cur.mid)
-        rads.append(cur.rad)
-    mid, rad = np.stack(mids, axis=-1), np.stack(rads, axis=-1)
+    mid = np.empty(first.mid.shape + (count,), dtype=np.complex128)
+    rad = np.empty(first.rad.shape + (count,))
+    mid[..., 0], rad[..., 0] = first.mid, first.rad
+    h = 0
+    while (1 << h) < count:  # entries [2^h, 2^(h+1)) at once: each is entry k - 2^h times z^(step 2^h)
+        f = power(step << h)
+        lo, hi = 1 << h, min(count, 2 << h)
+        cur = _mul(MR(mid[..., :hi - lo], rad[..., :hi - lo]), modulus_upper(f.mid)[..., None],
+                   MR(f.mid[..., None], f.rad[..., None]))
+        mid[..., lo:hi], rad[..., lo:hi] = cur.mid, cur.rad
+        h += 1
     if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rad))):
         raise ArithmeticError("a power left the float64 range")
     return MR(mid, rad)

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from ...algorithms.s4.filter import filter_kernel
+from ...algorithms.s4.filter import FILTER_VERSION, filter_kernel
 from ...arith import BallField, trace
 
 from ..apriori import CIRCUIT_ROUTES
@@ -97,16 +97,20 @@ def check_u(cert: dict, eps: Fraction) -> tuple[bool, str]:
 
 # -- the circuit (a-priori) ---------------------------------------------------------------------
 
-def check_circuit(kf: KernelFile, prec: int, partition: list[int] | None) -> tuple[bool, str]:
-    """Re-trace the filter into a circuit (with the certificate's Cauchy route); T0 equal; V0 and D0 not contradicted by a ball
+def check_circuit(kf: KernelFile, prec: int, partition: list[int] | None) -> tuple[bool | None, str]:
+    """Re-trace the filter into a circuit (with the certificate's Cauchy route); T0 equal;
+    (None, why) for a certificate of another version of the filter (``FILTER_VERSION``); V0 and D0 not contradicted by a ball
     evaluation of every node (V0 >= max |node|, D0 <= min |divisor|)."""
     cert = kf.certificate
+    if cert.get("filter_version") != FILTER_VERSION:  # None: not verified
+        return None, (f"traced from the filter of version {cert.get('filter_version', 1)!r}, not this one's "
+                      f"({FILTER_VERSION}): its circuit is not traced again")
     F = BallField(prec)
     ct, why = file_c_tilde(F, kf)
     if ct is None:
         return False, why
     part = partition if partition is not None else file_partition(kf)
-    route = cert.get("circuit_cauchy", "tree")  # files written before the choice traced the tree
+    route = cert.get("circuit_cauchy")
     if route not in CIRCUIT_ROUTES:
         return False, f"circuit_cauchy: expected one of {', '.join(CIRCUIT_ROUTES)}, got {route!r}"
     t = trace(F, filter_kernel, kf.model, kf.step, kf.L, c_tilde=ct, exceptional=part, cauchy=route)

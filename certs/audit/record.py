@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from ...algorithms.dft import next_power_of_two
+from ...algorithms.s4.filter import FILTER_VERSION
 
 from .. import routing
 from ..counts import COUNTS_AUTO_LIMIT, measure_counts
@@ -16,7 +17,7 @@ from .checks import stored_float
 COUNTS_RECHECK_LIMIT = 4 * COUNTS_AUTO_LIMIT
 #: certificate entries the checks re-verify (the a-priori ones only in that mode)
 VERIFIED_KEYS = {"mode", "routing", "b", "w", "s", "d", "A_wt", "kappa", "partition", "r", "max_radius"}
-APRIORI_KEYS = {"T0", "V0", "D0", "log2_K0", "log2_u", "precision_bits", "circuit_cauchy"}
+APRIORI_KEYS = {"T0", "V0", "D0", "log2_K0", "log2_u", "precision_bits", "circuit_cauchy", "filter_version"}
 
 
 def check_problem(kf: KernelFile) -> tuple[bool, str]:
@@ -71,6 +72,9 @@ def check_counts(kf: KernelFile, partition: list[int] | None) -> tuple[bool | No
         return False, f"counts.measured must be true or false, got {c.get('measured')!r}"
     if kf.N + kf.L > COUNTS_RECHECK_LIMIT:
         return None, f"N + L > {COUNTS_RECHECK_LIMIT}: the counts are not measured again"
+    if c.get("filter_version") != FILTER_VERSION:
+        return None, (f"measured on the filter of version {c.get('filter_version', 1)!r}, not this one's "
+                      f"({FILTER_VERSION}): its operations differ, so the counts are not measured again")
     route = c.get("route")
     if route not in ("tree", "direct", "fast"):
         return False, f"counts.route {route!r} is not a Cauchy route"

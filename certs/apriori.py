@@ -110,7 +110,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     M = 1 << max(0, (L - 1).bit_length())
     tracer_inputs_ct = c_tilde if c_tilde is not None else _ball_c_tilde(model, step, M, F.prec)
     route, circuit, V0, D0, k, log2_K0 = _cheapest_circuit(F, model, step, L, tracer_inputs_ct, exceptional,
-                                                           eps, progress)
+                                                           eps, limit, progress)
     T0 = circuit.gates
     if k > limit and not force:
         raise CertificationError(f"a-priori: u = 2^-{k} needs {k} bits, above the limit of {limit} bits "
@@ -152,24 +152,31 @@ CIRCUIT_ROUTES = ("direct", "tree")
 
 
 def _cheapest_circuit(F: BallField, model, step, L: int, ct: list, exceptional: list[int], eps: Fraction,
-                      progress: Callable[[str], None]) -> tuple:
-    """Each route's traced circuit, bounded: the one of least (products + 3 quotients) k, as
-    (route, circuit, V0, D0, k, log2 K0)."""
-    best = None
+                      limit: int, progress: Callable[[str], None]) -> tuple:
+    """Each route's traced circuit, bounded: the one of least (products + 3 quotients) k
+    among those within ``limit`` bits (among all when none is), as (route, circuit, V0,
+    D0, k, log2 K0).  A route whose trace or bounds fail is left out; CertificationError
+    when every route fails."""
+    found, why = [], []
     for route in CIRCUIT_ROUTES:
         progress(f"tracing the filter ({route} Cauchy sums)")
         t = trace(F, filter_kernel, model, step, L, c_tilde=ct, exceptional=exceptional, cauchy=route)
         if t.status != "ok":
-            raise CertificationError(f"a-priori: traced filter ({route} Cauchy sums) returned {t.status}")
+            why.append(f"traced filter ({route} Cauchy sums) returned {t.status}")
+            continue
         circuit = t.circuit
         progress(f"bounding the circuit ({circuit.gates} gates)")
-        V0, D0, _ = circuit_bounds(circuit, circuit.input_values, F.prec, 1 << 20)
+        try:
+            V0, D0, _ = circuit_bounds(circuit, circuit.input_values, F.prec, 1 << 20)
+        except CertificationError as e:
+            why.append(f"{route} Cauchy sums: {e}")
+            continue
         k, log2_K0 = required_bits(circuit.gates, V0, D0, eps)
         ops = _operations(circuit)
-        cost = (ops["mul"] + 3 * ops["div"]) * k
-        if best is None or cost < best[0]:
-            best = (cost, route, circuit, V0, D0, k, log2_K0)
-    return best[1:]
+        found.append(((k > limit, (ops["mul"] + 3 * ops["div"]) * k), route, circuit, V0, D0, k, log2_K0))
+    if not found:
+        raise CertificationError("a-priori: " + "; ".join(why))
+    return min(found, key=lambda c: c[0])[1:]
 
 
 def _operations(circuit) -> dict:

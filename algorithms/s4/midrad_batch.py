@@ -14,7 +14,7 @@ and the step) and differ in their output vector C~ (one per channel).  This runs
 3. for a chunk of heads, the blocks of all its kernels laid end to end (kernel-major,
    M roots each), and the correction, its Gauss-Jordan inverse and H as one pass of
    numpy over those arrays; H(-1) of each kernel from its balls;
-4. the inverse DFT of every kernel's row at once, each with its own bound.
+4. the inverse DFT of every kernel's row at once, each entry with its own bound.
 
 Each step is the single-kernel route's, on longer arrays, so the single route's proof
 covers every kernel.  A head whose set-up does not end ok, or a chunk where some disk
@@ -111,7 +111,7 @@ def _concat(parts: list[MR]) -> MR:
 
 
 def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndarray, np.ndarray]:
-    """Steps 3 and 4 for the kernels of some prepared heads: (mid, R) of shape (K, M), (K,)."""
+    """Steps 3 and 4 for the kernels of some prepared heads: (mid, R), both of shape (K, M)."""
     kernels = [(p, c) for p in prepared for c in range(len(p.blocks))]
     K = len(kernels)
     keys = list(kernels[0][0].blocks[0])
@@ -132,7 +132,7 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
     if at is not None:
         h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
         H.mid[at], H.rad[at] = h.mid, h.rad
-    return idft_midrad_rows(H.mid.reshape(K, M), H.rad.reshape(K, M), Z)
+    return idft_midrad_rows(H.mid.reshape(K, M), H.rad.reshape(K, M), Z, per_entry=True)
 
 
 def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 128,
@@ -176,7 +176,7 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
             for row, p in pending:
                 n = len(p.blocks)
                 mid[row:row + n] = m[k:k + n, :L]
-                rad[row:row + n] = R[k:k + n, None]
+                rad[row:row + n] = R[k:k + n, :L]
                 k += n
         except (RangeError, ArithmeticError, ValueError) as e:
             for row, p in pending:

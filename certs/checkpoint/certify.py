@@ -148,9 +148,10 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
         prec *= 2
 
 
-def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str):
+def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str,
+                 arithmetic: str = "auto"):
     """One kernel of a DPLR module (step 1), through certify_kernel (``eps``: the absolute
-    target, or None for the relative one)."""
+    target, or None for the relative one; ``arithmetic`` "ball" keeps to ball arithmetic)."""
     M = next_power_of_two(L)
     l = L if l is None else l
     c_tilde = None
@@ -167,22 +168,27 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
         if target is None:
             # the relative target needs the kernel's scale: the float64 route gives both at
             # once; when its radius misses the target, the full certification runs
-            try:
-                ck = certify_kernel(model, 1, L, 2.0 ** 1000, c_tilde=c_tilde, counts=False, arithmetic="float64")
-                target = _target(None, ck.mid)
-                if not float(ck.rad.max()) <= target:
+            if arithmetic != "ball":
+                try:
+                    ck = certify_kernel(model, 1, L, 2.0 ** 1000, c_tilde=c_tilde, counts=False, arithmetic="float64")
+                    target = _target(None, ck.mid)
+                    if not float(ck.rad.max()) <= target:
+                        ck = None
+                except CertificationError:
                     ck = None
-            except CertificationError:
-                ck = None
             if target is None:
-                rough = certify_kernel(model, 1, L, 1e-6, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+                rough = certify_kernel(model, 1, L, 1e-6, c_tilde=c_tilde, max_prec=max_prec, counts=False,
+                                       arithmetic=arithmetic)
                 target = _target(None, rough.mid)
         if ck is None:
-            ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False)
+            ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False,
+                                arithmetic=arithmetic)
     except CertificationError as e:
         raise _Refusal(f"{where}: {e}") from None
     exact = None
-    if ck.balls is not None and ck.certificate.get("arithmetic", "ball") == "ball":
+    # the ball and double-double routes' enclosures hold more than float64 midpoints can:
+    # keep them losslessly (their radii are what eps bounds)
+    if ck.balls is not None and ck.certificate.get("arithmetic", "ball") != FLOAT64_ARITHMETIC:
         mids, rads, _ = _exact_parts(list(ck.balls))
         exact = (mids, rads) if mids else None
     return (ck.mid.real.copy(), ck.rad.copy(), target, int(ck.certificate.get("precision_bits") or 0),
@@ -275,7 +281,7 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
                     known = eps if eps is not None or fast is None or not np.all(np.isfinite(fast[1][c, i])) \
                         else _target(None, fast[0][c, i])
                     m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, known, max_prec,
-                                                    f"channel {c}, head {h}")
+                                                    f"channel {c}, head {h}", arithmetic)
             except _Refusal as why:
                 # this kernel is reported; the others still finish (its disks say nothing: rad = inf)
                 refused.append({"channel": c, "head": h, "reason": str(why)})

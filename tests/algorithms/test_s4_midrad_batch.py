@@ -1,5 +1,5 @@
 """Tests of the float64 route for many kernels at once (algorithms/s4/midrad_batch.py,
-proofs/midrad_filter.md, "Many kernels at once").
+proofs/midrad_batch.md).
 
 Every check is containment, decided exactly, of an exact kernel or of a 320-bit ball run
 in the batch's disks, kernel by kernel."""

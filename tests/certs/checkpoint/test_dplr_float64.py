@@ -68,3 +68,32 @@ def test_an_unfit_environment_skips_the_pass(monkeypatch):
     assert fast.dplr_float64([[None]], None, 4) is None
     k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=1e-6, **options_of(meta)).kernels[0]
     assert k.status == "ok" and FLOAT64 not in k.info["arithmetic"]
+
+
+def test_relative_target_from_the_pass_when_it_misses(monkeypatch):
+    """eps not given and the relative target below the pass's radii: each kernel goes to
+    certify_kernel with the target taken from the pass's midpoints (no float64 rerun to find
+    the scale), and the disks reach it."""
+    name = DPLR_FIXTURES[0]
+    meta, ref = fixture(name)
+    monkeypatch.setattr(certify, "DEFAULT_REL_EPS", 1e-20)
+    calls = []
+    real = certify.certify_kernel
+    monkeypatch.setattr(certify, "certify_kernel", lambda *a, **kw: calls.append((a[3], kw)) or real(*a, **kw))
+    k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), **options_of(meta)).kernels[0]
+    assert k.status == "ok" and len(calls) == k.channels * k.H
+    for (eps, kw), i in zip(calls, range(k.H)):
+        assert kw.get("arithmetic") == "auto" and 0 < eps < 1e-19 * float(np.max(np.abs(ref["float64"])))
+    # the double-double enclosures are kept losslessly: their radii reach the target, which
+    # float64 midpoints could not hold
+    assert k.rad_exact is not None and k.max_rad <= k.eps <= 1e-20 * float(np.max(np.abs(k.mid))) * (1 + 1e-9)
+
+
+def test_ball_arithmetic_keeps_to_balls(monkeypatch):
+    """arithmetic="ball": no float64 pass and every kernel certified in balls."""
+    monkeypatch.setattr(certify, "dplr_float64", lambda *a, **k: (_ for _ in ()).throw(AssertionError("pass ran")))
+    name = DPLR_FIXTURES[0]
+    meta, ref = fixture(name)
+    k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=1e-10, arithmetic="ball", **options_of(meta)).kernels[0]
+    assert k.status == "ok" and k.info["arithmetic"] == ["ball"]
+    assert np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))

@@ -138,8 +138,9 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
     whose radii are all <= eps: (its result or None, seconds spent forming C~, why each
     route tried did not certify).  C~, when formed, is formed once for both.  Under "auto"
     a route is skipped when eps is below what it can reach: the float64 route when eps is
-    below u |K_0| / 2, the double-double route below 4 u^2 |K_0| (``first_entry_estimate``;
-    their radii are at least u max|K| and about 10 u^2 max|K|) or, after a float64 run,
+    below u |K_0| / 2, the double-double route below 2^-96 |K_0| (``first_entry_estimate``;
+    their radii are at least u max|K| and, measured, 2^-90 max|K| or more, while
+    |K_0| <= max|K|) or, after a float64 run,
     below the float64 radius times 2^-53, so a ball run is not delayed by a route that
     cannot reach eps."""
     ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
@@ -151,8 +152,8 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
     for name in DISK_ROUTES:
         if arithmetic not in ("auto", name):
             continue
-        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** (54 if name == "float64" else 104)) > eps:
-            floor = "u max|K|" if name == "float64" else "10 u^2 max|K|"
+        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** (54 if name == "float64" else 96)) > eps:
+            floor = "u max|K|" if name == "float64" else "2^-90 max|K| (measured)"
             tried.append(f"{name}: skipped (its radius is at least {floor}, and |K_0| is about {k0:.3g})")
             continue
         if name == "double-double" and arithmetic == "auto" and radius64 is not None \

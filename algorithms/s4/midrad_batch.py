@@ -195,7 +195,7 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
             if sum(len(q.blocks) for _, q in pending) + n > per_chunk:
                 flush()
             pending.append((start, p))
-        except (_HeadFailed, RangeError, ArithmeticError) as e:
+        except (_HeadFailed, RangeError, ArithmeticError, ValueError) as e:
             for c in range(n):
                 failed[start + c] = str(e) if isinstance(e, _HeadFailed) else f"float64 disks: {e}"
         start += n

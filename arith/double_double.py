@@ -162,6 +162,10 @@ class DD:
         _check(out.rh, out.rl, out.ih, out.il, r)
         return out
 
+    def set_point(self, idx, value: float) -> None:
+        """Make the disks at ``idx`` the exact real point ``value`` (in place)."""
+        self.rh[idx], self.rl[idx], self.ih[idx], self.il[idx], self.rad[idx] = value, 0.0, 0.0, 0.0, 0.0
+
     @classmethod
     def exact(cls, values) -> "DD":
         """Points: complex128 values taken as exact."""

@@ -128,6 +128,11 @@ class MR:
     def __getitem__(self, idx) -> "MR":
         return MR(self.mid[idx], self.rad[idx])
 
+    def set_point(self, idx, value: float) -> None:
+        """Make the disks at ``idx`` the exact real point ``value`` (in place)."""
+        self.mid[idx] = value
+        self.rad[idx] = 0.0
+
     # -- the operations --------------------------------------------------------------------
 
     def conj(self) -> "MR":

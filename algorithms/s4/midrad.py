@@ -288,6 +288,25 @@ def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) 
     return Result(OK, (L, M, F, su.value)) if su.ok else su
 
 
+def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple[Any, list]:
+    """H = x - beta u W^-1 v at every position of the disk arrays ``blocks`` (keyed as
+    ``correction``), beta = (1 + z)/2 from the roots' disks Z and W = I + beta T inverted by
+    Gauss-Jordan: (H, W^-1), on arrays of the disk class ``disks`` (``MR``, or the
+    double-double ``DD``).  At the positions ``skip`` (z = -1, an index or an index array,
+    or None) W is the identity, so its pivots are harmless there; the caller sets H at
+    those positions."""
+    D = DiskArrays(len(Z), disks)
+    beta = Z.add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
+    W = correction.matrix(D, blocks, beta, r)
+    if skip is not None:
+        for i in range(r):
+            for c in range(r):
+                W[i][c].set_point(skip, 1.0 if i == c else 0.0)
+    Winv = gauss_jordan_inverse(W, disks)
+    v = correction.rhs(blocks, r)
+    return correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r), Winv
+
+
 def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                          exceptional: list[int] | None = None, prec: int = 128) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
@@ -323,20 +342,11 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
             cd = _disks(F, [const])
             blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
-        D = DiskArrays(M)
-        beta = Z.add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
-        W = correction.matrix(D, blocks, beta, r)
         minus_one = correction.minus_one_index(M)
         mask = np.ones(M, dtype=bool)
         if minus_one is not None:
             mask[minus_one] = False
-            for i in range(r):  # at z = -1 the correction is not used: keep its pivots harmless
-                for c in range(r):
-                    W[i][c].mid[minus_one] = 1.0 if i == c else 0.0
-                    W[i][c].rad[minus_one] = 0.0
-        Winv = gauss_jordan_inverse(W)
-        v = correction.rhs(blocks, r)
-        H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
+        H, Winv = transfer_disks(blocks, Z, r, minus_one)
         if minus_one is not None:
             h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]

@@ -36,7 +36,7 @@ from ..linalg import dot
 from . import correction
 from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
-from .midrad import DiskArrays, _disks, cauchy_direct_midrad, disk_setup, gauss_jordan_inverse, idft_midrad_rows
+from .midrad import _disks, cauchy_direct_midrad, disk_setup, idft_midrad_rows, transfer_disks
 
 #: a chunk of kernels holds at most this many (kernel, root) disks in each array
 CHUNK_DISKS = 1 << 19
@@ -116,19 +116,9 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
     K = len(kernels)
     keys = list(kernels[0][0].blocks[0])
     blocks = {key: _concat([p.blocks[c][key] for p, c in kernels]) for key in keys}
-    D = DiskArrays(K * M)
-    beta = MR(np.tile(Z.mid, K), np.tile(Z.rad, K)).add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
-    W = correction.matrix(D, blocks, beta, r)
     minus_one = correction.minus_one_index(M)
     at = None if minus_one is None else minus_one + M * np.arange(K)
-    if at is not None:
-        for i in range(r):  # at z = -1 the correction is not used: keep its pivots harmless
-            for c in range(r):
-                W[i][c].mid[at] = 1.0 if i == c else 0.0
-                W[i][c].rad[at] = 0.0
-    Winv = gauss_jordan_inverse(W)
-    v = correction.rhs(blocks, r)
-    H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
+    H, _ = transfer_disks(blocks, MR(np.tile(Z.mid, K), np.tile(Z.rad, K)), r, at)
     if at is not None:
         h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
         H.mid[at], H.rad[at] = h.mid, h.rad

@@ -27,12 +27,11 @@ import numpy as np
 from ...arith.double_double import DD, dd_of_balls, normalized, roots_of_unity_dd, two_sum
 from ...arith.midrad import RangeError, sum_upper, up
 
-from ..linalg import dot
 from ..result import Result, Status, undecided
 from . import correction
 from .cauchy_pairs import cauchy_pairs
 from .dplr import DPLR
-from .midrad import DiskArrays, bit_reverse, constant_bounds, disk_setup, gauss_jordan_inverse
+from .midrad import bit_reverse, constant_bounds, disk_setup, transfer_disks
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"
@@ -152,20 +151,11 @@ def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None
         for key, const in st.offsets.items():  # the exceptional indices' constant
             cd = dd_of_balls([F.enclose(const)])
             blocks[key] = blocks[key].add(cd)
-        D = DiskArrays(M, DD)
-        beta = Z.add(D.one()).scale(0.5)
-        W = correction.matrix(D, blocks, beta, r)
         minus_one = correction.minus_one_index(M)
         mask = np.ones(M, dtype=bool)
         if minus_one is not None:
             mask[minus_one] = False
-            for i in range(r):  # at z = -1 the correction is not used: keep its pivots harmless
-                for c in range(r):
-                    for f, v in (("rh", 1.0 if i == c else 0.0), ("rl", 0.0), ("ih", 0.0), ("il", 0.0), ("rad", 0.0)):
-                        getattr(W[i][c], f)[minus_one] = v
-        Winv = gauss_jordan_inverse(W, DD)
-        v = correction.rhs(blocks, r)
-        H = correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r)
+        H, Winv = transfer_disks(blocks, Z, r, minus_one, DD)
         if minus_one is not None:
             h = dd_of_balls([F.enclose(correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B))])
             for f in ("rh", "rl", "ih", "il", "rad"):

@@ -109,34 +109,33 @@ def audit_kernel_file(path: Any, *, prec: int | None = None, powers_limit: int =
     if kf.mode == "a-priori":
         part = list(run.info["exceptional"]) if run is not None else None
         checks.run("u", lambda: check_u(kf.certificate, kf.eps))
-        try:
-            passed, detail = check_circuit(kf, p, part)
-        except (ValueError, KeyError, TypeError, ArithmeticError) as e:
-            passed, detail = False, f"cannot be checked: {type(e).__name__}: {e}"
-        if passed is None:
-            unverified.append(("circuit", detail))
-        else:
-            checks.add("circuit", passed, detail)
+        _check_or_list("circuit", lambda: check_circuit(kf, p, part), checks, unverified)
     if unverified:  # listed as a line of its own, so every output of the checks shows it
         checks.add("not verified", True, "; ".join(f"{name}: {why}" for name, why in unverified))
     ok = all(passed for _, passed, _ in checks.items)
     return AuditReport(os.fspath(path), ok, checks.items, p, unverified)
 
 
+def _check_or_list(name: str, fn, checks: Checks, unverified: list[tuple[str, str]]) -> None:
+    """A check that may answer None (cannot be made for this file): its result is added
+    to ``checks``, or (name, why) to ``unverified``; an error fails it, naming the error."""
+    try:
+        passed, detail = fn()
+    except (ValueError, KeyError, TypeError, ArithmeticError) as e:
+        passed, detail = False, f"cannot be checked: {type(e).__name__}: {e}"
+    if passed is None:
+        unverified.append((name, detail))
+    else:
+        checks.add(name, passed, detail)
+
+
 def _record_checks(kf: KernelFile, run: Any, checks: Checks) -> list[tuple[str, str]]:
     """The counts check (added to ``checks`` when it can be made); returns the (name, why)
     of what is not verified: the counts when they cannot be measured again, and the
     certificate's descriptive entries."""
-    out = []
+    out: list[tuple[str, str]] = []
     part = list(run.info["exceptional"]) if run is not None else None
-    try:
-        passed, detail = check_counts(kf, part)
-    except (ValueError, KeyError, TypeError, ArithmeticError) as e:
-        passed, detail = False, f"cannot be checked: {type(e).__name__}: {e}"
-    if passed is None:
-        out.append(("counts", detail))
-    else:
-        checks.add("counts", passed, detail)
+    _check_or_list("counts", lambda: check_counts(kf, part), checks, out)
     rest = unverified_entries(kf)
     if rest:
         out.append(("certificate", "a description of the run: " + ", ".join(rest)))

@@ -23,46 +23,89 @@ from typing import Callable
 
 import numpy as np
 
-from ...arith.midrad import MR, U, UNDERFLOW, abs_upper, modulus_upper, sum_upper, up
+from ...arith.double_double import DD
+from ...arith.midrad import MR, U, UNDERFLOW, modulus_upper, up
+from ..result import OK, Result
+from .diagonal import diagonal_terms
 
 
-def _mul(a: MR, mb: np.ndarray, b: MR) -> MR:
-    """a b with radii from the moduli (not |re| + |im|), so that a chain of k products
-    grows the radius like |z|^k rather than (sqrt 2 |z|)^k.  Each component of the
-    rounded product is within gamma_2 (|a_re b_re| + |a_im b_im|) <= gamma_2 |a||b| of the
-    exact one (plus underflow), so the modulus of the error is below 3u |a||b| + 8 2^-1072."""
-    ar, ai, br, bi = a.mid.real, a.mid.imag, b.mid.real, b.mid.imag
-    m = np.empty(np.broadcast(a.mid, b.mid).shape, dtype=np.complex128)
-    m.real = ar * br - ai * bi
-    m.imag = ar * bi + ai * br
-    ma = modulus_upper(a.mid)
-    rad = up(up(ma * b.rad) + up(a.rad * mb))
-    rad = up(rad + up(a.rad * b.rad))
-    rad = up(rad + up(up(3 * U * ma) * mb))
-    return MR(m, up(rad + 8 * UNDERFLOW))
+#: entries whose midpoint has max(|re|, |im|) below this get an absolute bound (tau)
+THETA = 2.0 ** -600
+#: t = fl(sqrt(fl(re^2) + fl(im^2))) gives |z| <= t (1 + MOD_REL) + MOD_ABS (Lemma D3)
+MOD_REL = 3 * U
+MOD_ABS = 2.0 ** -536
+#: the rounding of a complex product's midpoint: |m - ab| <= 3u |a||b| + PROD_ABS (Lemma D1)
+PROD_ABS = 8 * UNDERFLOW
+#: (1 + 3u)^2 <= 1 + 8u (an exact float)
+_MOD2 = 1 + 8 * U
 
 
-def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -> MR:
-    """Disks of ``first * z^(step k)`` for ``0 <= k < count`` (last axis k).
+def _modulus(z: np.ndarray) -> np.ndarray:
+    """t = fl(sqrt(re^2 + im^2)), four float operations (no bound by itself: Lemma D3)."""
+    return np.sqrt(z.real * z.real + z.imag * z.imag)
 
-    Entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k), with the
-    disks of ``z^(step 2^h)`` from ``power``: each entry is at most ``log2 count``
-    products away from the enclosures, so its radius grows with ``log2 count``, not
-    with k (a chain of k products would give a bound linear in k)."""
+
+def _row_max(a: np.ndarray) -> np.ndarray:
+    return np.max(a.reshape(a.shape[0], -1), axis=1, initial=0.0)
+
+
+def relative_bounds(d: MR) -> tuple[np.ndarray, np.ndarray]:
+    """(rho, tau) per batch row with ``rad <= rho |mid| + tau`` for every entry of the row:
+    rho from the entries with max(|re|, |im|) >= THETA, tau the largest radius of the others."""
+    low = np.maximum(np.abs(d.mid.real), np.abs(d.mid.imag))
+    big = low >= THETA
+    ratio = up(np.divide(d.rad, low, out=np.zeros(low.shape), where=big))
+    return _row_max(ratio), _row_max(np.where(big, 0.0, d.rad))
+
+
+def _modulus_bound(d: MR) -> np.ndarray:
+    """Per row, an upper bound of |mid| over the row."""
+    return up(up(_row_max(_modulus(d.mid)) * (1 + 4 * U)) + MOD_ABS)
+
+
+def _product_bounds(rho_a, tau_a, M_a, rho_b, tau_b, M_b):
+    """Lemma D2: for m = fl(m_a m_b) of x_a, x_b with |x - m| <= rho |m| + tau and
+    |m_a| <= M_a, |m_b| <= M_b: |x_a x_b - m| <= rho' |m| + tau' and |m| <= M'."""
+    rho = up(up(up(rho_a + rho_b) + up(rho_a * rho_b)) + 3 * U)
+    rho = up(rho / (1 - 3 * U))
+    tau = up(up(up(tau_b * M_a) * up(1 + rho_a)) + up(tau_a * up(up(up(1 + rho_b) * M_b) + tau_b)))
+    tau = up(tau + up(up(rho * PROD_ABS) + PROD_ABS))
+    M = up(up(up(M_a * M_b) * (1 + 3 * U)) + PROD_ABS)
+    return rho, tau, M
+
+
+def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR):
+    """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (last axis k) and per
+    batch row (rho, tau, M): ``|x_k - m_k| <= rho |m_k| + tau`` and ``|m_k| <= M``.
+
+    Entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k), the factor's
+    disks from ``power``: each entry is at most ``log2 count`` products from the
+    enclosures, so rho grows with ``log2 count``, not with k."""
     mid = np.empty(first.mid.shape + (count,), dtype=np.complex128)
-    rad = np.empty(first.rad.shape + (count,))
-    mid[..., 0], rad[..., 0] = first.mid, first.rad
+    mid[..., 0] = first.mid
+    rho, tau = relative_bounds(first)
+    M = _modulus_bound(first)
     h = 0
     while (1 << h) < count:  # entries [2^h, 2^(h+1)) at once: each is entry k - 2^h times z^(step 2^h)
         f = power(step << h)
         lo, hi = 1 << h, min(count, 2 << h)
-        cur = _mul(MR(mid[..., :hi - lo], rad[..., :hi - lo]), modulus_upper(f.mid)[..., None],
-                   MR(f.mid[..., None], f.rad[..., None]))
-        mid[..., lo:hi], rad[..., lo:hi] = cur.mid, cur.rad
+        np.multiply(mid[..., :hi - lo], f.mid[..., None], out=mid[..., lo:hi])
+        rf, tf = relative_bounds(f)
+        r2, t2, M2 = _product_bounds(rho, tau, M, rf, tf, _modulus_bound(f))
+        rho, tau, M = np.maximum(rho, r2), np.maximum(tau, t2), np.maximum(M, M2)
         h += 1
-    if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rad))):
+    if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rho)) and np.all(np.isfinite(tau))):
         raise ArithmeticError("a power left the float64 range")
-    return MR(mid, rad)
+    return mid, rho, tau, M
+
+
+def _mul(a: MR, b: MR) -> MR:
+    """a b on disks (Lemma D1 for the midpoint's rounding)."""
+    ma, mb = modulus_upper(a.mid), modulus_upper(b.mid)
+    rad = up(up(ma * b.rad) + up(a.rad * mb))
+    rad = up(rad + up(a.rad * b.rad))
+    rad = up(rad + up(up(3 * U * ma) * mb))
+    return MR(a.mid * b.mid, up(rad + PROD_ABS))
 
 
 def _gamma(n: int) -> float:
@@ -82,32 +125,96 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     """``factor * Re sum_n W S z^l`` for ``0 <= l < L`` as float64 disks (see the module).
 
     ``W``, ``S``: disks of shape (batch, n); ``power(e)``: disks of ``z^e`` of the same
-    shape, asked for ``e = 2^h`` and ``e = T 2^h`` (:func:`table_step`); the caller
-    encloses them (FLINT).  Raises ``arith.midrad.RangeError`` or ``ArithmeticError``
-    when a disk leaves the range its bounds hold in.
+    shape, asked for ``e = 2^h`` and ``e = T 2^h`` (:func:`table_step`).  Raises
+    ``arith.midrad.RangeError`` or ``ArithmeticError`` when a disk leaves the range its
+    bounds hold in.  Lemma D4 (proofs/diagonal_kernels.md) bounds the radius.
     """
     if factor not in (1, 2):
         raise ValueError("factor must be 1 or 2")
     batch, n = W.mid.shape
     T = table_step(L)
     blocks = -(-L // T)
-    A = _power_table(power, 1, T, _mul(W, modulus_upper(S.mid), S))       # (batch, n, T): W S z^k
-    Bt = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))    # (batch, n, blocks): z^(T m)
-    Am, Ar = np.swapaxes(A.mid, 1, 2), np.swapaxes(A.rad, 1, 2)   # (batch, T, n)
-    Bm, Br = Bt.mid, Bt.rad                                       # (batch, n, blocks)
-    mid = np.empty((batch, T, blocks), dtype=np.complex128)
-    mid.real = np.matmul(Am.real, Bm.real) - np.matmul(Am.imag, Bm.imag)
-    mid.imag = np.matmul(Am.real, Bm.imag) + np.matmul(Am.imag, Bm.real)
-    aA, aB = abs_upper(Am), abs_upper(Bm)    # >= |re| + |im| >= |entry|
-    # rounding of the midpoint: each part is two real products (n terms each) and one
-    # addition, so its error is at most gamma_{n+1} (|re||re| + |im||im| ...) + u |value|
-    rounding = up(_gamma(n + 1) * sum_upper(np.matmul(aA, aB), n))
-    rounding = up(rounding + up(U * abs_upper(mid)) + 4 * n * UNDERFLOW)
-    mA, mB = modulus_upper(Am), modulus_upper(Bm)
-    spread = up(sum_upper(np.matmul(up(mA + Ar), Br), n) + sum_upper(np.matmul(Ar, mB), n))
-    rad = up(rounding + spread)
-    mid_l = (factor * mid.real).transpose(0, 2, 1).reshape(batch, T * blocks)[:, :L]
-    rad_l = (up(factor * rad)).transpose(0, 2, 1).reshape(batch, T * blocks)[:, :L]
+    A, rA, tA, MA = _power_table(power, 1, T, _mul(W, S))                     # (batch, n, T): W S z^k
+    B, rB, tB, MB = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))  # (batch, n, blocks)
+    # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel
+    At, Bt = np.swapaxes(A, 1, 2), np.swapaxes(B, 1, 2)     # (batch, T, n), (batch, blocks, n)
+    Re = np.matmul(Bt.real, At.real.swapaxes(1, 2))
+    Re -= np.matmul(Bt.imag, At.imag.swapaxes(1, 2))
+    P = np.matmul(_modulus(Bt), _modulus(At).swapaxes(1, 2))
+    g = _gamma(n)
+    # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and
+    # S <= (1 + 3u)^2 (P (1 + (2n+2)u) + n 2^-1072) + n MOD_ABS (1 + 3u)(tA + tB) + n MOD_ABS^2
+    spread = up(rB + up(rA * up(1 + rB)))
+    gs = up(g + spread)
+    c1 = up(up(gs * _MOD2) * (1 + (2 * n + 2) * U))
+    tmax = up(up(MA * (1 + MOD_REL)) + MOD_ABS), up(up(MB * (1 + MOD_REL)) + MOD_ABS)   # >= every tA, tB
+    c0 = up(up(tB * up(1 + rA)) * MA)
+    c0 = up(c0 + up(up(tA * up(1 + rB)) * MB))
+    c0 = up(n * up(c0 + up(tA * tB)))
+    mod_terms = up(up(up(up(tmax[0] + tmax[1]) * (1 + 4 * U)) + MOD_ABS) * MOD_ABS)
+    c0 = up(c0 + up(up(gs * _MOD2) * up(n * up(mod_terms + UNDERFLOW))))
+    c0 = up(c0 + n * 8 * UNDERFLOW)            # the two dot products' underflow
+    # the sweep below rounds three times: every constant inflated by (1 + 4u)
+    c1 = up(c1 * (1 + 4 * U))
+    c0 = up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)
+    rad = P
+    rad *= c1[:, None, None]
+    rad += np.abs(Re) * (U * (1 + 4 * U))
+    rad += c0[:, None, None]
+    Re *= factor
+    rad *= factor
+    mid_l = Re.reshape(batch, T * blocks)[:, :L]
+    rad_l = rad.reshape(batch, T * blocks)[:, :L]
     if not (np.all(np.isfinite(mid_l)) and np.all(np.isfinite(rad_l))):
         rad_l = np.where(np.isfinite(mid_l) & np.isfinite(rad_l), rad_l, np.inf)
     return mid_l, rad_l
+
+
+def disks_of(x: DD) -> MR:
+    """Float64 disks containing double-double disks: the high parts as midpoints, the low
+    parts (each within one rounding of its high part) added to the radii."""
+    return MR(x.rh + 1j * x.ih, up(up(np.abs(x.rl) + np.abs(x.il)) + x.rad))
+
+
+def dd_powers(z: DD) -> Callable[[int], MR]:
+    """``power(e)``: float64 disks of ``z^e`` (``e >= 1``), as the product of the double-double
+    squarings ``z^(2^j)`` over the bits of e (squarings cached), converted once.  Each
+    squaring and product is a ``DD.mul``, so the disks hold for every point of z's."""
+    squares = [z]
+
+    def power(e: int) -> MR:
+        if e < 1:
+            raise ValueError("power: e >= 1")
+        while (1 << len(squares)) <= e:
+            squares.append(squares[-1].mul(squares[-1]))
+        acc = None
+        for j in range(e.bit_length()):
+            if e >> j & 1:
+                acc = squares[j] if acc is None else acc.mul(squares[j])
+        return disks_of(acc)
+    return power
+
+
+def diagonal_terms_arrays(F, lam: DD, dt: DD, B: DD, C: DD, L: int, disc: str,
+                          re_positive: np.ndarray) -> Result:
+    """:func:`diagonal.diagonal_terms` for every entry of the arrays at once (all of one
+    shape), on a field whose elements are arrays (``arith.dd_field.DDArrayField``).
+
+    The procedure branches on the sign of ``Re lambda`` for ``dss``; the entries are run
+    in (at most) two groups, one per sign, and put back in place.  ``value``: (W, start,
+    z) as ``DD`` arrays of the input shape, and the factor.  A status other than ok is
+    returned as it came (its mode index then names the group, not a mode)."""
+    shape = lam.rh.shape
+    parts = {name: [np.empty(shape, dtype=np.float64) for _ in range(5)] for name in ("W", "start", "z")}
+    factor = 2
+    for flag in np.unique(re_positive):
+        sel = np.asarray(re_positive) == flag
+        t = diagonal_terms(F, [lam[sel]], [dt[sel]], [B[sel]], [C[sel]], L, disc, [bool(flag)])
+        if not t.ok:
+            return t
+        factor = t.value.factor
+        for name, got in (("W", t.value.W[0]), ("start", t.value.start[0]), ("z", t.value.z[0])):
+            for a, v in zip(parts[name], (got.rh, got.rl, got.ih, got.il, got.rad)):
+                a[sel] = v
+    W, start, z = (DD(*parts[name]) for name in ("W", "start", "z"))
+    return Result(OK, (W, start, z, factor))

@@ -24,9 +24,11 @@ from flint import acb, arb, ctx
 
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde
-from ...algorithms.s4.diagonal import diagonal_kernel, diagonal_terms
-from ...algorithms.s4.diagonal_midrad import vandermonde_midrad
-from ...arith.midrad import MR, U, RangeError, abs_upper, up
+from ...algorithms.s4.diagonal import diagonal_kernel
+from ...algorithms.s4.diagonal_midrad import dd_powers, diagonal_terms_arrays, disks_of, vandermonde_midrad
+from ...arith.dd_field import DDArrayField
+from ...arith.double_double import DD
+from ...arith.midrad import RangeError
 from ...algorithms.s4.dplr import DPLR
 from ...arith import BallField
 from ...arith.ball import float_upper
@@ -36,7 +38,7 @@ from ..kernel import certify_kernel
 from .compare import float_up
 from .dplr_float64 import dplr_float64
 from .layouts import KernelModule
-from .semantics import diagonal_module, dplr_module
+from .semantics import diagonal_arrays, diagonal_module, dplr_module
 
 #: the certificate's name for kernels certified on float64 disks
 FLOAT64_ARITHMETIC = "float64 midpoint-radius"
@@ -195,60 +197,41 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
             ck.certificate.get("arithmetic", "ball"), exact)
 
 
-#: bits of the FLINT enclosures handed to the float64 route
-ENCLOSURE_PREC = 128
-
-
-def disks(balls: list) -> MR:
-    """Float64 disks containing the given acb balls.
-
-    The midpoints are the balls' midpoints converted to float64 (each component within
-    one unit in the last place, 2u relative, whatever the rounding of the conversion),
-    so the radius is the ball's radius (converted, then enlarged by 2^-50 relative for
-    that conversion) plus ``4u (|re| + |im|)`` of the midpoint, rounded up."""
-    mid = np.array([complex(x.mid()) for x in balls], dtype=np.complex128)
-    rr = np.array([float(x.real.rad()) + float(x.imag.rad()) for x in balls], dtype=np.float64)
-    rad = up(up(rr * (1 + 2.0 ** -50)) + up(4 * U * abs_upper(mid)))
-    bad = ~(np.isfinite(mid) & np.isfinite(rad))
-    if np.any(bad):
-        raise RangeError("an enclosure is not finite")
-    return MR.from_parts(mid, rad)
-
-
 def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int):
     """Every kernel of ``heads`` at once on float64 disks: (mid, rad) of shape
     (channels, len(heads), L), or None when the route cannot run (a status other than ok
-    in the terms, or a disk outside the range of its bounds)."""
-    dm = diagonal_module(mod, ENCLOSURE_PREC + 32, heads)
-    F = BallField(ENCLOSURE_PREC)
-    W, S, Z, factor = [], [], [], 2
-    for i in range(len(heads)):
-        for c in range(channels):
-            t = diagonal_terms(F, dm.lam[i], dm.dt[i], dm.B[i], dm.C[c][i], L, mod.settings["disc"],
-                               dm.re_positive[i])
-            if not t.ok:
-                return None
-            W.append(t.value.W)
-            S.append(t.value.start)
-            Z.append(t.value.z)
-            factor = t.value.factor
-    zs = [x for row in Z for x in row]
-    shape = (len(W), len(W[0]))
+    in the terms, or a disk outside the range of its bounds).
 
-    def power(e: int) -> MR:
-        with ctx.workprec(ENCLOSURE_PREC):
-            d = disks([x ** e for x in zs])
-        return MR(d.mid.reshape(shape), d.rad.reshape(shape))
+    The parameters are double-double disks (each distinct stored number enclosed once),
+    the weights and nodes come from ``diagonal_terms`` run once over all of them
+    (``DDArrayField``), the powers ``z^e`` from double-double squarings."""
     try:
-        W_, S_ = (disks([x for row in rows for x in row]) for rows in (W, S))
-        mid, rad = vandermonde_midrad(MR(W_.mid.reshape(shape), W_.rad.reshape(shape)),
-                                      MR(S_.mid.reshape(shape), S_.rad.reshape(shape)), power, L, factor)
-    except (RangeError, ArithmeticError, ValueError):
+        p = diagonal_arrays(mod, heads)
+        shape = (len(heads), channels, p.lam.rh.shape[1])   # batch order (head, channel)
+        per_head = lambda d: _broadcast(DD(*(a[:, None, :] for a in _parts(d))), shape)
+        C = _broadcast(DD(*(np.swapaxes(a, 0, 1) for a in _parts(p.C))), shape)
+        t = diagonal_terms_arrays(DDArrayField(), per_head(p.lam), per_head(p.dt), per_head(p.B), C, L,
+                                  mod.settings["disc"], np.broadcast_to(p.re_positive[:, None, :], shape))
+        if not t.ok:
+            return None
+        W, S, z, factor = t.value
+        batch = (len(heads) * channels, shape[2])
+        flat = lambda d: DD(*(np.ascontiguousarray(a).reshape(batch) for a in _parts(d)))
+        mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor)
+    except (RangeError, ArithmeticError):
         return None
     # batch order is (head, channel): back to (channel, head, L)
     mid = mid.reshape(len(heads), channels, L).transpose(1, 0, 2)
     rad = rad.reshape(len(heads), channels, L).transpose(1, 0, 2)
     return mid, rad
+
+
+def _parts(d: DD) -> tuple:
+    return d.rh, d.rl, d.ih, d.il, d.rad
+
+
+def _broadcast(d: DD, shape: tuple) -> DD:
+    return DD(*(np.broadcast_to(a, shape) for a in _parts(d)))
 
 
 class _Refusal(Exception):

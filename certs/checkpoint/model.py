@@ -14,7 +14,7 @@ import numpy as np
 from ..compare import read_other
 from ..io.atomic import atomic_write
 from ..io.numbers import rational_string
-from .certify import ModuleKernels, module_heads
+from .certify import ModuleKernels, module_channels, module_heads
 from .layouts import KernelModule, find_kernel_modules, resolve_settings
 from .reader import read_checkpoint
 from .runner import Runner, Task, head_groups, npz_bytes, run_all
@@ -171,7 +171,9 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
         length = L if L is not None else default_length(mod, ck.hyper_parameters)
         if length is None:
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
-        for heads in head_groups(module_heads(mod)):
+        # a diagonal module's float64 pass is vectorized over its heads (ball runs are not)
+        per_head = module_channels(mod) * length if mod.kind == "diag" and arithmetic != "ball" else 0
+        for heads in head_groups(module_heads(mod), per_head):
             tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))
     others = _load_others(compare, key, len(mods)) if compare is not None else None
     done, counts = run_all(tasks, runner, out_dir, progress)

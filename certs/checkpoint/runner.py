@@ -35,6 +35,8 @@ from .layouts import KernelModule
 
 #: at most this many head groups per module (tasks), whatever the number of workers
 GROUPS = 16
+#: a diagonal module's groups hold at least this many kernel entries (where it has them)
+GROUP_ENTRIES = 1 << 22
 TASK_FORMAT = "s4cert.model-task/1"
 
 
@@ -74,9 +76,18 @@ def run_task(task: Task) -> ModuleKernels:
                           arithmetic=task.arithmetic)
 
 
-def head_groups(H: int) -> list[list[int]]:
-    """Contiguous groups of heads, at most GROUPS of them (independent of the workers)."""
-    size = -(-H // min(H, GROUPS))
+def head_groups(H: int, entries_per_head: int = 0) -> list[list[int]]:
+    """Contiguous groups of heads, at most GROUPS of them (independent of the workers).
+
+    With ``entries_per_head`` (a diagonal module's channels times L), a group holds at
+    least GROUP_ENTRIES kernel entries where the module has that many: such a module is
+    certified in one vectorized pass per group, whose fixed cost a small group would
+    repeat (a DPLR module, or one certified in balls, passes 0: its cost per head is
+    large enough to split finely)."""
+    groups = min(H, GROUPS)
+    if entries_per_head > 0:
+        groups = max(1, min(groups, H * entries_per_head // GROUP_ENTRIES))
+    size = -(-H // groups)
     return [list(range(a, min(H, a + size))) for a in range(0, H, size)]
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from flint import acb, arb, ctx
 
 from ...algorithms.s4.dplr import DPLR
+from ...arith.double_double import DD, dd_of_balls
 from .layouts import KernelModule
 
 #: torch's softplus returns x itself above this threshold (beta = 1)
@@ -180,6 +181,59 @@ def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None
             Bs.append([acb(1) if B is None else _cx(B[k % B.shape[0], n]) for n in range(N2)])
         Cs = [[[_cx(C[c, h, n]) for n in range(N2)] for h in heads] for c in range(channels)]
     return DiagonalModule(lam, dt, Bs, Cs, rp, channels, H, 2 * N2)
+
+
+@dataclass
+class DiagonalArrays:
+    """A diagonal module as double-double disks for ``heads``: lam, dt, B of shape
+    (heads, N/2), C of shape (channels, heads, N/2), re_positive as booleans."""
+
+    lam: DD
+    dt: DD
+    B: DD
+    C: DD
+    re_positive: np.ndarray
+
+
+def _transformed(values: np.ndarray, name: str, prec: int) -> DD:
+    """T(x) for every exact float of ``values`` as double-double disks (each distinct
+    value enclosed once by FLINT at ``prec`` bits)."""
+    distinct, index = np.unique(values, return_inverse=True)
+    with ctx.workprec(prec):
+        balls = [acb(transform(float(x), name)) for x in distinct]
+    d = dd_of_balls(balls, prec)
+    return d[index.reshape(values.shape)]
+
+
+def diagonal_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 256) -> DiagonalArrays:
+    """The exact parameters of :func:`diagonal_module` as double-double disks, arrays over
+    (heads, modes) (same conventions: head h uses SSM ``h % n_ssm``)."""
+    re, im, sign, B, C = _diag_parameters(mod)
+    H, N2 = C.shape[1], C.shape[2]
+    if re.ndim != 2 or re.shape != im.shape or re.shape[1] != N2:
+        raise ValueError(f"A: expected shape (n_ssm, {N2}), got {re.shape} and {im.shape}")
+    n_ssm = re.shape[0]
+    _heads(H, n_ssm, "A")
+    if B is not None and (B.shape[0] != n_ssm and B.shape[0] != 1 or B.shape[1] != N2):
+        raise ValueError(f"B: expected (1, {n_ssm}, {N2}, 2), got {mod.tensors['B'].shape}")
+    steps, dt_t = _steps(mod, H, N2)
+    s = mod.settings
+    hs = np.array(_head_list(heads, H), dtype=np.int64)
+    k = hs % n_ssm
+    t_re, t_im = _transformed(re[k], s["real_transform"], prec), _transformed(im[k], s["imag_transform"], prec)
+    # A = -T_real(re) + i sign T_imag(im): the parts are the transforms' pairs, exactly
+    lam = DD(-t_re.rh, -t_re.rl, sign * t_im.rh, sign * t_im.rl, t_re.rad + t_im.rad)
+    lam = DD(lam.rh, lam.rl, lam.ih, lam.il, np.nextafter(lam.rad, np.inf))
+    dt = _transformed(steps[hs], dt_t, prec)
+    if B is None:
+        Bd = DD.exact(np.ones((len(hs), N2), dtype=np.complex128))
+    else:
+        b = B[k % B.shape[0]]
+        Bd = DD.exact(b[..., 0] + 1j * b[..., 1])
+    Ch = C[:, hs]
+    Cd = DD.exact(Ch[..., 0] + 1j * Ch[..., 1])
+    rp = (s["real_transform"] == "none") & (re[k] < 0)
+    return DiagonalArrays(lam, dt, Bd, Cd, np.asarray(rp))
 
 
 #: the Annotated S4 clips the real part of Lambda at this value (the binary64 number of the literal)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import pytest
-from flint import acb, arb, ctx
+from flint import arb, ctx
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4.diagonal import DSS_TAU, diagonal_kernel, diagonal_terms
-from s4cert.algorithms.s4.diagonal_midrad import vandermonde_midrad
+from s4cert.algorithms.s4.diagonal import DSS_TAU, diagonal_kernel
+from s4cert.algorithms.s4.diagonal_midrad import dd_powers, diagonal_terms_arrays, disks_of, vandermonde_midrad
 from s4cert.arith import BallField, ExactField, Unsupported
-from s4cert.arith.midrad import MR
-from s4cert.certs.checkpoint.certify import disks
+from s4cert.arith.dd_field import DDArrayField
 
 
 def reference(lam, dt, B, C, L, disc, re_positive=None, taps=None):
@@ -86,18 +85,16 @@ def test_zero_mode_is_refused_for_zoh_and_exact_fields_cannot_exponentiate():
         diagonal_kernel(E, [E.from_number(-1)], [E.one()], [E.one()], [E.one()], 4, "zoh")
 
 
-def float64_route(lam, dt, B, C, L, disc):
-    F = BallField(128)
-    t = diagonal_terms(F, as_balls(F, lam), as_balls(F, dt), as_balls(F, B), as_balls(F, C), L, disc,
-                       [False] * len(lam)).value
-    W, S = disks(t.W), disks(t.start)
-    W, S = MR(W.mid[None], W.rad[None]), MR(S.mid[None], S.rad[None])
-
-    def power(e):
-        with ctx.workprec(128):
-            d = disks([z ** e for z in t.z])
-        return MR(d.mid[None], d.rad[None])
-    return vandermonde_midrad(W, S, power, L, t.factor)
+def float64_route(lam, dt, B, C, L, disc, re_positive=None):
+    """The production float64 route: double-double weights and nodes for all modes at once,
+    double-double squarings for the powers, float64 disks for the sum."""
+    F = DDArrayField()
+    arr = lambda xs: F.from_array(np.asarray(xs, dtype=complex)[None])
+    flags = np.zeros((1, len(lam)), dtype=bool) if re_positive is None else np.asarray([re_positive])
+    t = diagonal_terms_arrays(F, arr(lam), arr(dt), arr(B), arr(C), L, disc, flags)
+    assert t.ok
+    W, S, z, factor = t.value
+    return vandermonde_midrad(disks_of(W), disks_of(S), dd_powers(z), L, factor)
 
 
 @pytest.mark.parametrize("disc", ["zoh", "bilinear", "dss"])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from s4cert.certs.checkpoint.model import certify_model, save_report
-from s4cert.certs.checkpoint.runner import GROUPS, head_groups
+from s4cert.certs.checkpoint.runner import GROUP_ENTRIES, GROUPS, head_groups
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need the dask extra")
 
@@ -57,6 +57,15 @@ def test_groups_do_not_depend_on_the_workers():
     assert head_groups(5) == [[0], [1], [2], [3], [4]]
     groups = head_groups(100)
     assert len(groups) <= GROUPS and sum(groups, []) == list(range(100))
+
+
+def test_diagonal_groups_hold_enough_entries_for_one_pass():
+    assert head_groups(256, 16384) == [list(range(256))]            # 2^22 entries: one pass
+    assert len(head_groups(256, 1 << 20)) == GROUPS
+    groups = head_groups(256, 1 << 16)
+    assert len(groups) == 4 and sum(groups, []) == list(range(256))
+    assert all(len(g) * (1 << 16) >= GROUP_ENTRIES for g in groups)
+    assert head_groups(3, 10) == [[0, 1, 2]]
 
 
 def test_the_cluster_gives_the_serial_result_byte_for_byte(tmp_path, cluster):

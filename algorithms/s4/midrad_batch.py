@@ -16,6 +16,12 @@ and the step) and differ in their output vector C~ (one per channel).  This runs
    numpy over those arrays; H(-1) of each kernel from its balls;
 4. the inverse DFT of every kernel's row at once, each entry with its own bound.
 
+A head whose exact model is conjugate-closed (``Head.conjugate_pairs``: the second half of
+the states is the conjugate of the first, in Lambda, P, Q, B and every C~, as the
+reference's full state is; no exceptional index) has ``H(conj z) = conj H(z)``, so steps 2
+and 3 run on the roots z_k with k <= M/2 only and the other half of H is their conjugate
+(``proofs/midrad_batch.md``, Lemma 3).
+
 Each step is the single-kernel route's, on longer arrays, so the single route's proof
 covers every kernel.  A head whose set-up does not end ok, or a chunk where some disk
 cannot decide a pivot, is reported (its kernels' rows are NaN with infinite radius) and
@@ -51,6 +57,8 @@ class Head:
     model: DPLR
     c_tildes: Sequence[list]
     exceptional: list[int] | None = None
+    #: the exact model and C~s are conjugate-closed with state j paired with j + N/2
+    conjugate_pairs: bool = False
 
 
 @dataclass
@@ -61,6 +69,7 @@ class _Prepared:
     half_delta: Any
     c_tildes: Sequence[list]
     B: list
+    half: bool = False      # the blocks hold the roots k <= M/2 only (H there, the rest by conjugation)
 
 
 def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prepared:
@@ -80,6 +89,9 @@ def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prep
         cj = _disks(F, [F.conj(ct[j]) for j in st.regular]) if st.regular else None
         weights += [cj.mul(gv[key]) if cj is not None else gv[key] for key in ckeys]
     poles = dd_from_balls(st.poles)
+    half = head.conjugate_pairs and not st.exceptional and M >= 4
+    if half:
+        roots_dd = tuple(x[:M // 2 + 1] for x in roots_dd[:2]) + (roots_dd[2],)
     sums, _ = cauchy_direct_midrad(roots_dd, poles, weights)
     base = dict(zip(shared, sums[:len(shared)]))
     for key in shared:
@@ -94,7 +106,7 @@ def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prep
                 const = F.mul(st.half_delta, dot(F, conj_ct, [v[j] for j in st.exceptional]))
                 mine[key] = _add_constant(F, mine[key], const)
         blocks.append({**base, **mine})
-    return _Prepared(blocks, st.half_delta, c_tildes, st.m.B)
+    return _Prepared(blocks, st.half_delta, c_tildes, st.m.B, half)
 
 
 def _add_constant(F, s: MR, const: Any) -> MR:
@@ -114,15 +126,21 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
     """Steps 3 and 4 for the kernels of some prepared heads: (mid, R), both of shape (K, M)."""
     kernels = [(p, c) for p in prepared for c in range(len(p.blocks))]
     K = len(kernels)
+    half = prepared[0].half
+    Mh = M // 2 + 1 if half else M     # the roots the blocks hold
     keys = list(kernels[0][0].blocks[0])
     blocks = {key: _concat([p.blocks[c][key] for p, c in kernels]) for key in keys}
     minus_one = correction.minus_one_index(M)
-    at = None if minus_one is None else minus_one + M * np.arange(K)
-    H, _ = transfer_disks(blocks, MR(np.tile(Z.mid, K), np.tile(Z.rad, K)), r, at)
+    at = None if minus_one is None else minus_one + Mh * np.arange(K)
+    H, _ = transfer_disks(blocks, MR(np.tile(Z.mid[:Mh], K), np.tile(Z.rad[:Mh], K)), r, at)
     if at is not None:
         h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
         H.mid[at], H.rad[at] = h.mid, h.rad
-    return idft_midrad_rows(H.mid.reshape(K, M), H.rad.reshape(K, M), Z, per_entry=True)
+    mid, rad = H.mid.reshape(K, Mh), H.rad.reshape(K, Mh)
+    if half:  # H(z_(M-k)) = H(conj z_k) = conj H(z_k), 0 < k < M/2
+        mid = np.concatenate([mid, np.conj(mid[:, M // 2 - 1:0:-1])], axis=1)
+        rad = np.concatenate([rad, rad[:, M // 2 - 1:0:-1]], axis=1)
+    return idft_midrad_rows(mid, rad, Z, per_entry=True)
 
 
 def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 128,
@@ -182,7 +200,7 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
         try:
             with ctx.workprec(prec):  # the field's operations then skip their precision switches
                 p = _prepare(h, step, L, prec, roots_dd)
-            if sum(len(q.blocks) for _, q in pending) + n > per_chunk:
+            if sum(len(q.blocks) for _, q in pending) + n > per_chunk or pending and pending[0][1].half != p.half:
                 flush()
             pending.append((start, p))
         except (_HeadFailed, RangeError, ArithmeticError, ValueError) as e:

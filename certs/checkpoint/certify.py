@@ -249,7 +249,10 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
     fast = None
     if arithmetic != "ball":
-        fast = _diagonal_float64(mod, heads, channels, L) if dm is None else dplr_float64(dm.models, dm.l_kernel, L)
+        if dm is None:
+            fast = _diagonal_float64(mod, heads, channels, L)
+        else:
+            fast = dplr_float64(dm.models, dm.l_kernel, L, conjugate_pairs=dm.conjugate_pairs)
     for i, h in enumerate(heads):
         for c in range(channels):
             try:

@@ -43,7 +43,7 @@ def _c_tildes(models: list[DPLR], l: int, M: int) -> list[list] | None:
     return out
 
 
-def _head(models: list[DPLR], l: int, M: int) -> Head | None:
+def _head(models: list[DPLR], l: int, M: int, conjugate_pairs: bool = False) -> Head | None:
     """The batch's head for one head's models (one per channel), or None when a check fails."""
     m = models[0]
     exceptional = routing.exact_partition(m, 1)
@@ -54,15 +54,16 @@ def _head(models: list[DPLR], l: int, M: int) -> Head | None:
         return None
     if l == M and routing.g_not_invertible(m, 1, routing.exact_inputs(m, 1, cts[0])):
         return None
-    return Head(m, cts, exceptional)
+    return Head(m, cts, exceptional, conjugate_pairs)
 
 
-def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progress=None) \
-        -> tuple[np.ndarray, np.ndarray] | None:
+def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progress=None,
+                 conjugate_pairs: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
     """(mid, rad), real float64 arrays of shape (channels, heads, L), of the kernels of
     ``models[channel][head]`` (step 1; C the stored C~ for ``l_kernel`` points, None
     meaning L), with |K - mid| <= rad where rad is finite; None when the floating-point
-    environment rules the route out."""
+    environment rules the route out.  ``conjugate_pairs``: the exact models are
+    conjugate-closed (``semantics.DPLRModule``), so half the roots suffice."""
     if not fpenv.probe().ok:
         return None
     channels, H = len(models), len(models[0])
@@ -70,7 +71,7 @@ def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progres
     l = L if l_kernel is None else l_kernel
     heads, where = [], []
     for i in range(H):
-        head = _head([models[c][i] for c in range(channels)], l, M)
+        head = _head([models[c][i] for c in range(channels)], l, M, conjugate_pairs)
         if head is not None:
             heads.append(head)
             where.append(i)

@@ -89,6 +89,9 @@ class DPLRModule:
     channels: int
     H: int
     N: int
+    #: the exact models are conjugate-closed (state j + N/2 the conjugate of state j in
+    #: Lambda, P, Q, B and C), as the reference's full state of conjugate pairs is
+    conjugate_pairs: bool = False
 
 
 def _heads(H: int, n_ssm: int, what: str) -> None:
@@ -310,4 +313,4 @@ def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) ->
                 row = row + [x.conjugate() for x in row]
                 models[c][i] = DPLR(Lambda=lam_f, P=rows(P_scaled), Q=rows(p_full), B=b_f,
                                     C=[x.conjugate() for x in row])
-    return DPLRModule(models, l_kernel, channels, H, 2 * N2)
+    return DPLRModule(models, l_kernel, channels, H, 2 * N2, conjugate_pairs=True)

@@ -68,6 +68,69 @@ def test_every_kernel_is_contained(problem):
     assert row == len(mid)
 
 
+def _closed(half: list) -> list:
+    """The conjugate-closed vector [x, conj x] of Gaussian rationals (re, im)."""
+    return half + [(re, -im) for re, im in half]
+
+
+@st.composite
+def closed_layer(draw):
+    """Heads of conjugate-closed Gaussian-rational models (state j + n paired with j), each
+    with conjugate-closed output vectors C~, as a checkpoint's full state is."""
+    r = draw(st.integers(1, 2))
+    step = draw(st.sampled_from([Fraction(1, 2), Fraction(1, 3)]))
+    g = gaussian(12, 6)
+    heads = []
+    for _ in range(draw(st.integers(1, 2))):
+        n = draw(st.integers(1, 2))
+        vec = lambda: _closed([draw(g) for _ in range(n)])
+        lam = vec()
+        P = [list(row) for row in zip(*[vec() for _ in range(r)])]
+        Q = [list(row) for row in zip(*[vec() for _ in range(r)])]
+        m = DPLR(lam, P, vec(), vec(), Q=Q)
+        heads.append((m, [vec() for _ in range(draw(st.integers(1, 2)))]))
+    return heads, step, draw(st.integers(3, 24))
+
+
+@given(closed_layer())
+def test_conjugate_closed_heads_on_half_the_roots_are_contained(problem):
+    """With ``conjugate_pairs`` the sums and H run on the roots k <= M/2 and the rest is
+    their conjugate (Lemma 3): every kernel's disks still contain its exact kernel, and the
+    half route ran (M >= 4, no exceptional index)."""
+    from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
+    from s4cert.arith import ExactField
+    from s4cert.certs.routing import exact_partition
+    heads, step, L = problem
+    M = 1 << max(0, (L - 1).bit_length())
+    batch = [Head(m, cts, exact_partition(m, step), conjugate_pairs=True) for m, cts in heads]
+    used = []
+    real_prepare = midrad_batch._prepare
+
+    def spy(*args):
+        p = real_prepare(*args)
+        used.append(p.half)
+        return p
+    midrad_batch._prepare = spy
+    try:
+        mid, rad, failed = filter_kernels_midrad(batch, step, L)
+    finally:
+        midrad_batch._prepare = real_prepare
+    assert all(used)   # every head that got through its set-up ran on half the roots
+    E = ExactField(4)
+    row = 0
+    for m, cts in heads:
+        for ct in cts:
+            back = c_from_c_tilde(E, m, step, M, [E.from_number(x) for x in ct], method="dense-squaring")
+            if row in failed or not back.ok:
+                row += 1
+                continue
+            exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
+            for mm, r, (re, im) in zip(mid[row], rad[row], exact):
+                assert disk_holds_exact(complex(mm), float(r), re, im)
+            row += 1
+    assert row == len(mid)
+
+
 @pytest.mark.parametrize("chunk", [1 << 19, 64])
 def test_legs_layer_matches_the_single_route(monkeypatch, chunk):
     """Heads of LegS at different steps, three channels each, in one chunk and in chunks of

@@ -29,6 +29,15 @@ def _round_shift(n: fmpz, s: int) -> fmpz:
     return (n + (fmpz(1) << (s - 1))) >> s
 
 
+def _prod(x: fmpz, y: fmpz) -> fmpz:
+    """x y, by a shift when a factor is a positive power of two (the grid's one, 1/2, ...):
+    the same integer, without a k-bit product."""
+    for p, q in ((x, y), (y, x)):
+        if p > 0 and not p & (p - 1):
+            return q << (p.bit_length() - 1)
+    return x * y
+
+
 class ShiftRoundedField(RoundedField):
     """RoundedField(k) with shift roundings (see the module); results identical."""
 
@@ -63,7 +72,7 @@ class ShiftRoundedField(RoundedField):
         if a.y == 0 or b.y == 0:
             if a.y != 0:
                 a, b = b, a
-            re, im = a.x * b.x, a.x * b.y
+            re, im = _prod(a.x, b.x), _prod(a.x, b.y)
         else:
             xu, yv = a.x * b.x, a.y * b.y
             re = xu - yv
@@ -81,7 +90,7 @@ class ShiftRoundedField(RoundedField):
         else:
             den = b.x * b.x + b.y * b.y
             if a.y == 0:  # a real numerator: two products, as a complex one would give
-                re, im = (a.x * b.x) << self.k, (-(a.x * b.y)) << self.k
+                re, im = _prod(a.x, b.x) << self.k, (-_prod(a.x, b.y)) << self.k
             else:
                 re = (a.x * b.x + a.y * b.y) << self.k
                 im = (a.y * b.x - a.x * b.y) << self.k

@@ -173,6 +173,33 @@ def _strip(t: fmpz, den: fmpz, c: fmpz) -> tuple[fmpz, fmpz]:
     return t, den
 
 
+def power_times(X, M: int, v):
+    """X^M v (M >= 0) for a square integer (or rational) matrix X and a column v: the
+    squares X^(2^i) up to i = j with M = q 2^j + r, q in [8, 16), then X^r v by the bits of
+    r and q products by X^(2^j).  The products with the column cost n^2 entry products
+    against n^3 for a squaring, so stopping the squarings early is several times faster
+    than forming X^M (entries grow linearly with the exponent either way).
+
+    >>> from flint import fmpz_mat
+    >>> X = fmpz_mat(2, 2, [1, 1, 0, 1])
+    >>> power_times(X, 37, fmpz_mat(2, 1, [0, 1])).entries()
+    [37, 1]
+    """
+    if M < 0:
+        raise ValueError("power_times: M >= 0")
+    j = max(0, M.bit_length() - 4)
+    squares = [X]
+    for _ in range(j):
+        squares.append(squares[-1] * squares[-1])
+    q, r = divmod(M, 1 << j)
+    for i in range(j):
+        if r >> i & 1:
+            v = squares[i] * v
+    for _ in range(q):
+        v = squares[j] * v
+    return v
+
+
 def matrix_power(X, M: int):
     """X^M (M >= 1) by repeated squaring."""
     P, S = None, X

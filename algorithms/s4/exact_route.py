@@ -21,7 +21,8 @@ from typing import Any
 from flint import fmpq, fmpq_mat
 
 from ...arith import ExactField
-from ...arith.gaussian import fraction_of, integer_form, krylov_values, matrix_power, real_column, real_matrix
+from ...arith.gaussian import (fraction_of, integer_form, krylov_values, matrix_power, power_times, real_column,
+                              real_matrix)
 from ..result import Result, Status
 from .dplr import DPLR, check_length
 
@@ -98,7 +99,7 @@ def exact_c_tilde(model: DPLR, step: Any, M: int) -> Result:
         return Result(Status.SINGULAR_BILINEAR, None)
     Z, d = integer_form(G.solve(one + aA))  # Abar = Z/d: the powers on integers, no gcd
     zc, dc = integer_form(real_column(_parts(model.C)))
-    y = matrix_power(Z, M).transpose() * zc
+    y = power_times(Z.transpose(), M, zc)   # (Z^M)^T zc, without forming Z^M
     dM = d ** M
     c = [fmpq(zc[i, 0] * dM - y[i, 0], dc * dM) for i in range(n)]
     N = n // 2

@@ -57,6 +57,22 @@ def test_real_operands_take_the_short_forms_with_the_same_results():
                 assert _same(R.div(x, d), S.div(x, d)) and _same(R.mul(x, half), S.mul(x, half))
 
 
+def test_powers_of_two_take_shifts_with_the_same_results():
+    """A factor or numerator that is a positive power of two on the grid (one, 1/2, 4, ...)
+    is applied by a shift; the results are RoundedField's bit for bit."""
+    rng = random.Random(3)
+    for k in (1, 7, 64, 300):
+        R, S = RoundedField(k), ShiftRoundedField(k)
+        specials = [R.from_number(Fraction(2) ** e) for e in range(-3, 4)] + [R.from_number(-1), R.from_number(0)]
+        for _ in range(60):
+            y = (Fraction(rng.randint(-10**6, 10**6), rng.randint(1, 999)), Fraction(rng.randint(-99, 99), 7))
+            b = R.from_number(y)
+            for a in specials:
+                assert _same(R.mul(a, b), S.mul(a, b)) and _same(R.mul(b, a), S.mul(b, a))
+                if b.x != 0 or b.y != 0:
+                    assert _same(R.div(a, b), S.div(a, b))
+
+
 def test_circuit_runs_identically_with_live_wires_only():
     t = trace(BallField(128), filter_kernel, example_model(2), 0.25, 8,
               c_tilde=[1, (Fraction(1, 3), 2)])

@@ -41,3 +41,15 @@ def test_matrix_power_and_fraction_of():
     assert matrix_power(X, 5) == P
     assert fraction_of(fmpq(-6, 4)) == Fraction(-3, 2)
     assert fraction_of(fmpq(-6, 4)).denominator == 2
+
+
+def test_power_times_a_column_equals_the_matrix_power_times_it():
+    """X^M v by early-stopped squarings and column products equals (X^M) v exactly, for
+    every M up to 70 (both parts of M = q 2^j + r exercised) and rational entries."""
+    from s4cert.arith.gaussian import power_times
+    X = fmpq_mat([[1, 2, 0], [fmpq(1, 3), 0, -1], [0, fmpq(5, 7), 2]])
+    v = fmpq_mat([[1], [fmpq(-2, 5)], [3]])
+    P = None
+    for M in range(0, 71):
+        P = fmpq_mat([[1, 0, 0], [0, 1, 0], [0, 0, 1]]) if P is None else P * X
+        assert power_times(X, M, v) == P * v

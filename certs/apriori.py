@@ -16,7 +16,9 @@ the product tree divides by whole products of them (at N = 8, L = 64: log2 K0 36
 from __future__ import annotations
 
 import math
+import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
@@ -123,7 +125,8 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     progress(f"running the circuit at u = 2^-{k}")
     R = ShiftRoundedField(k)
     try:
-        out = circuit.evaluate(R, inputs, live_only=True)
+        with _flint_threads():
+            out = circuit.evaluate(R, inputs, live_only=True)
     except ValueError as e:  # a ball input wider than u allows (e.g. a model of balls)
         raise CertificationError(f"a-priori: the inputs must be known to within u = 2^-{k}: {e}; "
                                  "use the ball mode, or give inputs that precise") from None
@@ -145,6 +148,23 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
             "max_radius": float(eps), "checked_against_ball": True,
             "n_inputs": circuit.n_inputs, "zero_tests": len(circuit.decisions)}
     return APrioriResult(mid, rad, enclosures, cert, values)
+
+
+@contextmanager
+def _flint_threads():
+    """FLINT's integer products on every core this process may use (at most 4) while the
+    circuit runs: k-bit products split across threads (the integers, hence the results,
+    are the same); the previous setting is restored."""
+    before = ctx.threads
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    ctx.threads = max(1, min(4, cores))
+    try:
+        yield
+    finally:
+        ctx.threads = before
 
 
 #: the Cauchy routes whose traced circuits the mode compares (the audit accepts these)

@@ -57,6 +57,11 @@ class ModelReport:
         return out
 
 
+#: below this absolute eps a diagonal module's kernels go to balls (float64 disks hold about
+#: 1e-15 max|K|), so its heads stay in fine groups for the workers
+FLOAT64_GROUP_EPS = 1e-18
+
+
 def save_report(report: ModelReport, out: str | None = None, kernels: str | None = None) -> None:
     """Write the report (JSON) and/or the kernels (npz), atomically, together."""
     items = []
@@ -171,8 +176,10 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
         length = L if L is not None else default_length(mod, ck.hyper_parameters)
         if length is None:
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
-        # a diagonal module's float64 pass is vectorized over its heads (ball runs are not)
-        per_head = module_channels(mod) * length if mod.kind == "diag" and arithmetic != "ball" else 0
+        # a diagonal module's float64 pass is vectorized over its heads; ball runs (asked
+        # for, or forced by an eps no float64 disk can meet) are not
+        vectorized = mod.kind == "diag" and arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS)
+        per_head = module_channels(mod) * length if vectorized else 0
         for heads in head_groups(module_heads(mod), per_head):
             tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))
     others = _load_others(compare, key, len(mods)) if compare is not None else None

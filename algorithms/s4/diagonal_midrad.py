@@ -143,9 +143,10 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     P = np.matmul(_modulus(Bt), _modulus(At).swapaxes(1, 2))
     g = _gamma(n)
     # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and
-    # S <= (1 + 3u)^2 (P (1 + (2n+2)u) + n 2^-1072) + n MOD_ABS (1 + 3u)(tA + tB) + n MOD_ABS^2
+    # S <= (1 + 3u)^2 (P (1 + (2n+2)u) + n 2^-1072) + n MOD_ABS (1 + 3u)(tA + tB) + n MOD_ABS^2;
+    # the computed |Re| <= (1 + u)(1 + g) S + 2n 2^-1074, so u |Re| joins the S term
     spread = up(rB + up(rA * up(1 + rB)))
-    gs = up(g + spread)
+    gs = up(up(g + spread) + up(U * up((1 + U) * up(1 + g))))
     c1 = up(up(gs * _MOD2) * (1 + (2 * n + 2) * U))
     tmax = up(up(MA * (1 + MOD_REL)) + MOD_ABS), up(up(MB * (1 + MOD_REL)) + MOD_ABS)   # >= every tA, tB
     c0 = up(up(tB * up(1 + rA)) * MA)
@@ -153,16 +154,15 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     c0 = up(n * up(c0 + up(tA * tB)))
     mod_terms = up(up(up(up(tmax[0] + tmax[1]) * (1 + 4 * U)) + MOD_ABS) * MOD_ABS)
     c0 = up(c0 + up(up(gs * _MOD2) * up(n * up(mod_terms + UNDERFLOW))))
-    c0 = up(c0 + n * 8 * UNDERFLOW)            # the two dot products' underflow
-    # the sweep below rounds three times: every constant inflated by (1 + 4u)
-    c1 = up(c1 * (1 + 4 * U))
-    c0 = up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)
+    c0 = up(c0 + n * 9 * UNDERFLOW)            # the two dot products' underflow (and u times it)
+    # the sweep below rounds twice: both constants inflated by (1 + 4u), and times the
+    # factor (1 or 2: exact)
+    c1 = up(c1 * (1 + 4 * U)) * factor
+    c0 = (up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)) * factor
     rad = P
     rad *= c1[:, None, None]
-    rad += np.abs(Re) * (U * (1 + 4 * U))
     rad += c0[:, None, None]
     Re *= factor
-    rad *= factor
     mid_l = Re.reshape(batch, T * blocks)[:, :L]
     rad_l = rad.reshape(batch, T * blocks)[:, :L]
     if not (np.all(np.isfinite(mid_l)) and np.all(np.isfinite(rad_l))):

@@ -242,8 +242,8 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
              progress, arithmetic: str = "auto") -> ModuleKernels:
     res = _result(mod, L, mod.settings["disc"] if mod.kind == "diag" else "bilinear")
     channels = module_channels(mod)
-    mid = np.zeros((channels, len(heads), L))
-    rad = np.zeros_like(mid)
+    mid = np.empty((channels, len(heads), L))   # every row is set below
+    rad = np.empty_like(mid)
     targets, bits, arith, exact = [], 0, set(), {}
     refused = []
     dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
@@ -253,13 +253,28 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
             fast = _diagonal_float64(mod, heads, channels, L)
         else:
             fast = dplr_float64(dm.models, dm.l_kernel, L, conjugate_pairs=dm.conjugate_pairs)
+    accepted = np.zeros((channels, len(heads)), dtype=bool)
+    if fast is not None and L > 0:
+        # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
+        fmid, frad = fast
+        with np.errstate(invalid="ignore"):
+            scale = np.max(np.abs(fmid), axis=2)
+            target = np.full(scale.shape, eps) if eps is not None else \
+                np.where((scale > 0) & np.isfinite(scale), DEFAULT_REL_EPS * scale, 2.0 ** -1000)
+            accepted = np.max(frad, axis=2) <= target
+        if accepted.all():  # the usual case: the pass's arrays themselves
+            mid, rad = np.ascontiguousarray(fmid, dtype=np.float64), np.ascontiguousarray(frad, dtype=np.float64)
+        else:
+            mid[accepted], rad[accepted] = fmid[accepted], frad[accepted]
+        if accepted.any():
+            targets.append(float(np.max(target[accepted])))
+            bits, arith = 53, {FLOAT64_ARITHMETIC}
     for i, h in enumerate(heads):
         for c in range(channels):
+            if accepted[c, i]:
+                continue
             try:
-                if fast is not None and float(np.max(fast[1][c, i])) <= _target(eps, fast[0][c, i]):
-                    m, r, t, p, a, e = fast[0][c, i], fast[1][c, i], _target(eps, fast[0][c, i]), 53, \
-                        FLOAT64_ARITHMETIC, None
-                elif dm is None:
+                if dm is None:
                     m, r, t, p, e = _diagonal_kernel(mod, h, c, L, eps, max_prec)
                     a = "ball"
                 else:

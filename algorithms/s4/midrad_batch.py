@@ -37,7 +37,7 @@ import numpy as np
 from flint import ctx
 
 from ...arith import BallField
-from ...arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
+from ...arith.midrad import MR, U, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd, sum_upper, up
 from ..linalg import dot
 from . import correction
 from ..dft import next_power_of_two
@@ -137,10 +137,38 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
         h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
         H.mid[at], H.rad[at] = h.mid, h.rad
     mid, rad = H.mid.reshape(K, Mh), H.rad.reshape(K, Mh)
-    if half:  # H(z_(M-k)) = H(conj z_k) = conj H(z_k), 0 < k < M/2
-        mid = np.concatenate([mid, np.conj(mid[:, M // 2 - 1:0:-1])], axis=1)
-        rad = np.concatenate([rad, rad[:, M // 2 - 1:0:-1]], axis=1)
-    return idft_midrad_rows(mid, rad, Z, per_entry=True)
+    if not half:
+        return idft_midrad_rows(mid, rad, Z, per_entry=True)
+    # H(z_(M-k)) = H(conj z_k) = conj H(z_k), 0 < k < M/2; H(1) and H(-1) are real, so the
+    # disks there are centred on the real axis (the true value is no farther from the
+    # projection of the centre): every row is then exactly Hermitian
+    mid[:, 0], mid[:, M // 2] = mid[:, 0].real, mid[:, M // 2].real
+    mid = np.concatenate([mid, np.conj(mid[:, M // 2 - 1:0:-1])], axis=1)
+    rad = np.concatenate([rad, rad[:, M // 2 - 1:0:-1]], axis=1)
+    return _paired_idft(mid, rad, Z)
+
+
+def _paired_idft(mid: np.ndarray, rad: np.ndarray, Z: MR) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse DFT of Hermitian rows (real kernels), two rows per transform: row a + i
+    row b (a last odd row alone), the kernel of a the real part of the output and that of
+    b the imaginary part (Lemma 4 of proofs/midrad_batch.md); per kernel the bound is
+    that of the transform of the packed midpoints (with no radius) plus the mean of the
+    row's own radii and of the packing's rounding."""
+    K, M = mid.shape
+    a, b = mid[0::2], mid[1::2]
+    packed = a.copy()
+    packed[:len(b)] += 1j * b                         # 1j * b is exact; the sum rounds once per part
+    delta = np.zeros(packed.shape)
+    delta[:len(b)] = up(U * (np.abs(packed[:len(b)].real) + np.abs(packed[:len(b)].imag)))
+    out, R0 = idft_midrad_rows(packed, np.zeros(packed.shape), Z, per_entry=True)
+    mids, R = np.empty((K, M), dtype=np.complex128), np.empty((K, M))
+    for rows, part in ((slice(0, K, 2), out.real), (slice(1, K, 2), out.imag)):
+        n = len(range(K)[rows])
+        own = up(rad[rows] + delta[:n])
+        mean = sum_upper(np.sum(own, axis=1), M) / M
+        mids[rows] = part[:n]
+        R[rows] = up(R0[:n] + up(mean)[:, None])
+    return mids, R
 
 
 def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 128,

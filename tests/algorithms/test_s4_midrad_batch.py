@@ -180,3 +180,34 @@ def test_bad_input():
         filter_kernels_midrad([Head(m1, [[1]])], 0.5, 0)
     mid, rad, failed = filter_kernels_midrad([], 0.5, 4)
     assert mid.shape == (0, 4) and not failed
+
+
+@pytest.mark.parametrize("K", [1, 2, 5])
+def test_paired_inverse_transforms_contain_both_real_kernels(K):
+    """Lemma 4: rows of exactly Hermitian disks (random centres, random radii, true values
+    Hermitian points inside them), two per transform: every true real kernel entry lies in
+    its row's disk.  The reference transform is a 200-bit ball sum over exact roots."""
+    from flint import acb, arb, ctx, fmpq
+    from s4cert.arith.midrad import roots_of_unity
+    M = 16
+    rng = np.random.default_rng(K)
+    half = rng.standard_normal((K, M // 2 + 1)) + 1j * rng.standard_normal((K, M // 2 + 1))
+    half[:, 0], half[:, M // 2] = half[:, 0].real, half[:, M // 2].real
+    mid = np.concatenate([half, np.conj(half[:, M // 2 - 1:0:-1])], axis=1)
+    rad = np.abs(rng.standard_normal((K, M // 2 + 1))) * 1e-9
+    rad = np.concatenate([rad, rad[:, M // 2 - 1:0:-1]], axis=1)
+    shift = rng.standard_normal((K, M // 2 + 1)) * 0.7e-9 * (1 + 0j)   # a Hermitian truth inside the disks
+    shift = np.clip(shift.real, -1, 1)
+    shift = shift * np.minimum(1.0, rad[:, :M // 2 + 1] / np.maximum(np.abs(shift), 1e-300)) * 0.5
+    true_half = half + shift
+    true = np.concatenate([true_half, np.conj(true_half[:, M // 2 - 1:0:-1])], axis=1)
+    got, R = midrad_batch._paired_idft(mid.copy(), rad, roots_of_unity(M))
+    with ctx.workprec(200):
+        for i in range(K):
+            for j in range(M):
+                s = acb(0)
+                for k in range(M):
+                    s += acb(true[i, k].real, true[i, k].imag) * acb.exp_pi_i(acb(fmpq(2 * k * j, M)))
+                s /= M
+                assert abs(s.imag) < arb(2) ** -150             # the kernel is real
+                assert abs(s.real - arb(float(got[i, j].real))) < arb(float(R[i, j]))

@@ -141,14 +141,17 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
     inv_max = 0.0
     B = max(1, BLOCK_PAIRS // n)
     pre, pim, plre, plim = (x[:, None] for x in (ph.real, ph.imag, pl.real, pl.imag))   # poles x roots blocks
+    # the block's work arrays, reused (fresh arrays of this size would each cost page faults)
+    bufs = [np.empty((n, min(B, M))) for _ in range(6)]
     for s in range(0, M, B):
         e = min(M, s + B)
-        dre = np.subtract(zh.real[None, s:e], pre)
-        dre += zl.real[None, s:e] - plre
-        dim = np.subtract(zh.imag[None, s:e], pim)
-        dim += zl.imag[None, s:e] - plim
-        inv = dre * dre
-        inv += dim * dim
+        dre, dim, inv, tmp, q1r, q1i = (b[:, :e - s] for b in bufs)
+        np.subtract(zh.real[None, s:e], pre, out=dre)
+        dre += np.subtract(zl.real[None, s:e], plre, out=tmp)
+        np.subtract(zh.imag[None, s:e], pim, out=dim)
+        dim += np.subtract(zl.imag[None, s:e], plim, out=tmp)
+        np.multiply(dre, dre, out=inv)
+        inv += np.multiply(dim, dim, out=tmp)
         with np.errstate(divide="ignore", over="ignore"):  # 0 or overflow is refused just below
             np.divide(1.0, inv, out=inv)              # 1/|d|^2
         lo, hi = float(inv.min()), float(inv.max())
@@ -168,7 +171,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
         if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
         Ct = 1.5 * 2.0 ** (52 - beta) * tau
-        q1r, q1i = (dre + Ct) - Ct, (dim + Ct) - Ct      # q on the grid tau 2^-beta, exactly
+        np.subtract(np.add(dre, Ct, out=q1r), Ct, out=q1r)   # q on the grid tau 2^-beta, exactly
+        np.subtract(np.add(dim, Ct, out=q1i), Ct, out=q1i)
         dre -= q1r                                    # the rests, exact: |.| <= tau 2^(-beta-1)
         dim -= q1i
         Pr, Pi = W12r @ q1r, W12i @ q1i               # [a1 q1 | a2 q1]: the a1 rows exact

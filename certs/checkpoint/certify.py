@@ -30,7 +30,7 @@ from ...arith.dd_field import DDArrayField
 from ...arith.double_double import DD
 from ...arith.midrad import RangeError
 from ...algorithms.s4.dplr import DPLR
-from ...arith import BallField
+from ...arith import BallField, fpenv
 from ...arith.ball import float_upper
 from ..errors import CertificationError
 from ..io.numbers import arb_parts, rational_string
@@ -200,11 +200,14 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
 def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int):
     """Every kernel of ``heads`` at once on float64 disks: (mid, rad) of shape
     (channels, len(heads), L), or None when the route cannot run (a status other than ok
-    in the terms, or a disk outside the range of its bounds).
+    in the terms, or a disk outside the range of its bounds, or a floating-point
+    environment other than the one its bounds assume: ``arith.fpenv``).
 
     The parameters are double-double disks (each distinct stored number enclosed once),
     the weights and nodes come from ``diagonal_terms`` run once over all of them
     (``DDArrayField``), the powers ``z^e`` from double-double squarings."""
+    if not fpenv.probe().ok:
+        return None
     try:
         p = diagonal_arrays(mod, heads)
         shape = (len(heads), channels, p.lam.rh.shape[1])   # batch order (head, channel)

@@ -178,3 +178,35 @@ def test_non_finite_inputs_never_give_a_finite_radius(where, L):
     if used[0]:
         assert not np.any(np.isfinite(rad[0]))
     assert np.all(np.isfinite(rad[1]) & np.isfinite(mid[1]))
+
+
+def _dplr_fixtures():
+    from tests.certs.checkpoint.test_model import FIXTURES, fixture
+    return [n for n in FIXTURES if fixture(n)[0]["kernel"]["class_name"] == "SSMKernelDPLR"]
+
+
+@pytest.mark.parametrize("name", _dplr_fixtures())
+@pytest.mark.parametrize("L", [None, 37, 5])
+def test_half_the_roots_meet_all_the_roots_on_the_fixtures(name, L):
+    """The DPLR pass with conjugate_pairs (the reference's full state) against the same pass on
+    all M roots, at the fixture's length and at shorter ones (so C~ for l_kernel points is
+    turned into C~ for another M): wherever both certify, the disks meet, and the half route
+    certifies every kernel the full one does."""
+    from s4cert.certs.checkpoint.dplr_float64 import dplr_float64
+    from s4cert.certs.checkpoint.layouts import find_kernel_modules, resolve_settings
+    from s4cert.certs.checkpoint.reader import read_checkpoint
+    from s4cert.certs.checkpoint.semantics import dplr_module
+    from tests.certs.checkpoint.test_model import DATA, fixture, options_of
+
+    meta, ref = fixture(name)
+    L = int(ref["L"]) if L is None else L
+    ck = read_checkpoint(DATA / f"{name}.pt")
+    [mod] = find_kernel_modules(ck.tensors)
+    resolve_settings(mod, options_of(meta), ck.hyper_parameters)
+    dm = dplr_module(mod, 128)
+    assert dm.conjugate_pairs
+    half = dplr_float64(dm.models, dm.l_kernel, L, conjugate_pairs=True)
+    full = dplr_float64(dm.models, dm.l_kernel, L, conjugate_pairs=False)
+    both = np.isfinite(half[1]) & np.isfinite(full[1])
+    assert both.any() and np.array_equal(np.isfinite(half[1]), np.isfinite(full[1]))
+    assert np.all(np.abs(half[0] - full[0])[both] <= (half[1] + full[1])[both])

@@ -144,9 +144,9 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     g = _gamma(n)
     # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and
     # S <= (1 + 3u)^2 (P (1 + (2n+2)u) + n 2^-1072) + n MOD_ABS (1 + 3u)(tA + tB) + n MOD_ABS^2;
-    # the computed |Re| <= (1 + u)(1 + g) S + 2n 2^-1074, so u |Re| joins the S term
+    # the computed |Re| <= (1 + u)(1 + g) S + 8n eta (Lemma D4), so u |Re| joins the S term
     spread = up(rB + up(rA * up(1 + rB)))
-    gs = up(up(g + spread) + up(U * up((1 + U) * up(1 + g))))
+    gs = up(up(g + spread) + up(U * up((1 + 2 * U) * up(1 + g))))   # 1 + 2u >= 1 + u, exact
     c1 = up(up(gs * _MOD2) * (1 + (2 * n + 2) * U))
     tmax = up(up(MA * (1 + MOD_REL)) + MOD_ABS), up(up(MB * (1 + MOD_REL)) + MOD_ABS)   # >= every tA, tB
     c0 = up(up(tB * up(1 + rA)) * MA)

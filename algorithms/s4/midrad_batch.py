@@ -151,23 +151,36 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
 def _paired_idft(mid: np.ndarray, rad: np.ndarray, Z: MR) -> tuple[np.ndarray, np.ndarray]:
     """The inverse DFT of Hermitian rows (real kernels), two rows per transform: row a + i
     row b (a last odd row alone), the kernel of a the real part of the output and that of
-    b the imaginary part (Lemma 4 of proofs/midrad_batch.md); per kernel the bound is
-    that of the transform of the packed midpoints (with no radius) plus the mean of the
-    row's own radii and of the packing's rounding."""
+    b the imaginary part (Lemma 4 of proofs/midrad_batch.md).  The smaller row of a pair is
+    first multiplied by a power of two 2^s (exact) to the larger one's size, so that the
+    transform's rounding, divided by 2^s again, stays relative to each kernel; per kernel
+    the bound is that of the transform of the packed midpoints (with no radius) over 2^s
+    plus the mean of the row's own radii, and of the packing's rounding over 2^s."""
     K, M = mid.shape
     a, b = mid[0::2], mid[1::2]
-    packed = a.copy()
-    packed[:len(b)] += 1j * b                         # 1j * b is exact; the sum rounds once per part
+    nb = len(b)
+    size = np.max(np.abs(mid), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.log2(size[0::2][:nb]) - np.log2(size[1::2])
+    gap = np.where(np.isfinite(gap), np.clip(np.round(gap), -600, 600), 0).astype(int)
+    sa = np.zeros(len(a), dtype=int)
+    sa[:nb] = np.maximum(-gap, 0)          # a scaled up when b is the larger row
+    sb = np.maximum(gap, 0)                # b scaled up when a is the larger one
+    packed = a * np.ldexp(1.0, sa)[:, None]               # times 2^s: exact (unless it overflows)
+    packed[:nb] += 1j * (b * np.ldexp(1.0, sb)[:, None])  # 1j * b is exact; the sum rounds once per part
     delta = np.zeros(packed.shape)
-    delta[:len(b)] = up(U * (np.abs(packed[:len(b)].real) + np.abs(packed[:len(b)].imag)))
+    delta[:nb] = up(U * (np.abs(packed[:nb].real) + np.abs(packed[:nb].imag)))
     out, R0 = idft_midrad_rows(packed, np.zeros(packed.shape), Z, per_entry=True)
     mids, R = np.empty((K, M), dtype=np.complex128), np.empty((K, M))
-    for rows, part in ((slice(0, K, 2), out.real), (slice(1, K, 2), out.imag)):
+    for rows, part, sh in ((slice(0, K, 2), out.real, sa), (slice(1, K, 2), out.imag, sb)):
         n = len(range(K)[rows])
-        own = up(rad[rows] + delta[:n])
-        mean = sum_upper(np.sum(own, axis=1), M) / M
-        mids[rows] = part[:n]
-        R[rows] = up(R0[:n] + up(mean)[:, None])
+        scale = np.ldexp(1.0, -sh[:n])[:, None]      # 2^-s: exact; a product by it may underflow (up covers it)
+        shared = up(up(R0[:n] + up(sum_upper(np.sum(delta[:n], axis=1), M) / M)[:, None]) * scale)
+        mean = sum_upper(np.sum(rad[rows], axis=1), M) / M
+        mids[rows] = part[:n] * scale
+        R[rows] = up(shared + up(mean)[:, None])
+    if not (np.all(np.isfinite(mids)) and np.all(np.isfinite(R))):
+        R = np.where(np.isfinite(mids) & np.isfinite(R), R, np.inf)
     return mids, R
 
 

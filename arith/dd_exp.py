@@ -51,7 +51,8 @@ def truncation_bound() -> float:
 
 
 def scale_exponent(bound: float) -> int:
-    """The least s >= 0 with bound 2^-s <= 2^-SCALE_BITS."""
+    """The least s >= 0 with bound 2^-s < 2^-SCALE_BITS (strictly: one more than needed when
+    bound is a power of two), so that every scaled argument is at most 2^-SCALE_BITS."""
     if not bound <= MAX_ARGUMENT:  # NaN fails too
         raise RangeError("exp: an argument of modulus above 2^40 (or not finite)")
     if bound == 0:

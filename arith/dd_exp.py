@@ -72,5 +72,5 @@ def exp(x: DD) -> DD:
         p = p.mul(v).add(c[k])
     p = DD(p.rh, p.rl, p.ih, p.il, up(p.rad + truncation_bound()))
     for _ in range(s):
-        p = p.mul(p)
+        p = p.square()
     return p

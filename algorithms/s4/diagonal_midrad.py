@@ -186,7 +186,7 @@ def dd_powers(z: DD) -> Callable[[int], MR]:
         if e < 1:
             raise ValueError("power: e >= 1")
         while (1 << len(squares)) <= e:
-            squares.append(squares[-1].mul(squares[-1]))
+            squares.append(squares[-1].square())
         acc = None
         for j in range(e.bit_length()):
             if e >> j & 1:

@@ -73,6 +73,20 @@ def test_add_sub_mul_contain_the_exact_results(a, b):
 
 @settings(max_examples=200)
 @given(disk())
+def test_square_contains_the_exact_square(a):
+    """DD.square: every point's square lies in the disk (three real products, the cross
+    product doubled exactly), and the disk is no wider than mul(x, x)'s."""
+    x, (xr, xi) = a
+    try:
+        q, p = x.square(), x.mul(x)
+    except RangeError:
+        return
+    assert _holds(q, 0, xr * xr - xi * xi, 2 * xr * xi)
+    assert float(q.rad[0]) <= float(p.rad[0])
+
+
+@settings(max_examples=200)
+@given(disk())
 def test_inv_contains_the_exact_inverse_or_refuses(a):
     x, (xr, xi) = a
     try:

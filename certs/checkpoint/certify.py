@@ -261,9 +261,11 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
         fmid, frad = fast
         with np.errstate(invalid="ignore"):
-            scale = np.max(np.abs(fmid), axis=2)
-            target = np.full(scale.shape, eps) if eps is not None else \
-                np.where((scale > 0) & np.isfinite(scale), DEFAULT_REL_EPS * scale, 2.0 ** -1000)
+            if eps is not None:
+                target = np.full(fmid.shape[:2], eps)
+            else:
+                scale = np.max(np.abs(fmid), axis=2)
+                target = np.where((scale > 0) & np.isfinite(scale), DEFAULT_REL_EPS * scale, 2.0 ** -1000)
             accepted = (np.max(frad, axis=2) <= target) & np.all(np.isfinite(fmid), axis=2)
         if accepted.all():  # the usual case: the pass's arrays themselves
             mid, rad = np.ascontiguousarray(fmid, dtype=np.float64), np.ascontiguousarray(frad, dtype=np.float64)

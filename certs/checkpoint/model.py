@@ -118,8 +118,9 @@ def _join(parts: list[ModuleKernels]) -> ModuleKernels:
         out.info["refused"] = [k for p in parts for k in p.info.get("refused", [])]
     if any(p.mid is None for p in parts):
         return out
-    out.mid = np.concatenate([p.mid for p in parts], axis=1)
-    out.rad = np.concatenate([p.rad for p in parts], axis=1)
+    # one group: its arrays as they are (nothing else holds them)
+    out.mid = parts[0].mid if len(parts) == 1 else np.concatenate([p.mid for p in parts], axis=1)
+    out.rad = parts[0].rad if len(parts) == 1 else np.concatenate([p.rad for p in parts], axis=1)
     if any(p.mid_exact is not None for p in parts):
         out.mid_exact, out.rad_exact = (np.concatenate([_strings(p, which) for p in parts], axis=1)
                                         for which in ("mid", "rad"))

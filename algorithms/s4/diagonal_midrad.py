@@ -19,6 +19,7 @@ each rounded once per operation (any order, fused or not), as ``arith.midrad`` d
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -74,29 +75,64 @@ def _product_bounds(rho_a, tau_a, M_a, rho_b, tau_b, M_b):
     return rho, tau, M
 
 
-def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR):
-    """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (last axis k) and per
-    batch row (rho, tau, M): ``|x_k - m_k| <= rho |m_k| + tau`` and ``|m_k| <= M``.
+@dataclass
+class _Table:
+    """A power table's midpoints ``mid`` (batch, n, count) with, per batch row,
+    ``|x - mid| <= rho |mid| + tau`` and ``|mid| <= M`` (Lemma D2), and a table ``mod`` of
+    moduli with ``|mid| <= gam mod + alpha`` and ``mod <= tbar`` (Lemma D5)."""
+
+    mid: np.ndarray
+    rho: np.ndarray
+    tau: np.ndarray
+    M: np.ndarray
+    mod: np.ndarray
+    gam: float
+    alpha: np.ndarray
+    tbar: np.ndarray
+
+
+def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -> _Table:
+    """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (last axis k), their
+    bounds, and a table of their moduli (see ``_Table``).
 
     Entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k), the factor's
     disks from ``power``: each entry is at most ``log2 count`` products from the
-    enclosures, so rho grows with ``log2 count``, not with k."""
+    enclosures, so rho grows with ``log2 count``, not with k.  The moduli table is built
+    the same way, one real product per entry, from the moduli of the first column and of
+    the factors (D3), with gam, alpha growing per level (Lemma D5)."""
     mid = np.empty(first.mid.shape + (count,), dtype=np.complex128)
+    mod = np.empty(first.mid.shape + (count,))
     mid[..., 0] = first.mid
+    mod[..., 0] = _modulus(first.mid)
     rho, tau = relative_bounds(first)
     M = _modulus_bound(first)
+    gam, alpha, tbar = 1 + 4 * U, np.full(len(mid), MOD_ABS), _row_max(mod[..., 0])   # D3: 1 + 3u <= 1 + 4u
     h = 0
     while (1 << h) < count:  # entries [2^h, 2^(h+1)) at once: each is entry k - 2^h times z^(step 2^h)
         f = power(step << h)
         lo, hi = 1 << h, min(count, 2 << h)
         np.multiply(mid[..., :hi - lo], f.mid[..., None], out=mid[..., lo:hi])
-        rf, tf = relative_bounds(f)
-        r2, t2, M2 = _product_bounds(rho, tau, M, rf, tf, _modulus_bound(f))
+        tf = _modulus(f.mid)
+        np.multiply(mod[..., :hi - lo], tf[..., None], out=mod[..., lo:hi])
+        rf, tauf = relative_bounds(f)
+        r2, t2, M2 = _product_bounds(rho, tau, M, rf, tauf, _modulus_bound(f))
         rho, tau, M = np.maximum(rho, r2), np.maximum(tau, t2), np.maximum(M, M2)
+        gam, alpha, tbar = _modulus_bounds(gam, alpha, tbar, _row_max(tf))
         h += 1
     if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rho)) and np.all(np.isfinite(tau))):
         raise ArithmeticError("a power left the float64 range")
-    return mid, rho, tau, M
+    return _Table(mid, rho, tau, M, mod, gam, alpha, tbar)
+
+
+def _modulus_bounds(gam: float, alpha: np.ndarray, tbar: np.ndarray, tf_max: np.ndarray):
+    """Lemma D5: the new entries t_k = fl(t_p t_f) of a moduli table, with
+    |m_p| <= gam t_p + alpha, t_p <= tbar and |m_f| <= (1+3u) t_f + MOD_ABS, t_f <= tf_max,
+    have |m_k| <= gam' t_k + alpha' and t_k <= tbar' (the table's bounds are the larger)."""
+    gam2 = up(up(gam * _MOD2) / (1 - U))
+    a = up(up(gam * up(tbar * MOD_ABS)) + up(alpha * up(up(up(1 + 4 * U) * tf_max) + MOD_ABS)))
+    a = up(up(a * (1 + 4 * U)) + up(up(gam2 * UNDERFLOW) + PROD_ABS))
+    t2 = up(up(tbar * tf_max) * (1 + 2 * U))
+    return gam2, np.maximum(alpha, a), np.maximum(tbar, t2)
 
 
 def _mul(a: MR, b: MR) -> MR:
@@ -134,26 +170,27 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     batch, n = W.mid.shape
     T = table_step(L)
     blocks = -(-L // T)
-    A, rA, tA, MA = _power_table(power, 1, T, _mul(W, S))                     # (batch, n, T): W S z^k
-    B, rB, tB, MB = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))  # (batch, n, blocks)
+    A = _power_table(power, 1, T, _mul(W, S))                            # (batch, n, T): W S z^k
+    B = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))   # (batch, n, blocks): z^(T m)
     # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel
-    At, Bt = np.swapaxes(A, 1, 2), np.swapaxes(B, 1, 2)     # (batch, T, n), (batch, blocks, n)
-    Re = np.matmul(Bt.real, At.real.swapaxes(1, 2))
-    Re -= np.matmul(Bt.imag, At.imag.swapaxes(1, 2))
-    P = np.matmul(_modulus(Bt), _modulus(At).swapaxes(1, 2))
+    Bt = np.swapaxes(B.mid, 1, 2)                                        # (batch, blocks, n)
+    Re = np.matmul(Bt.real, A.mid.real)
+    Re -= np.matmul(Bt.imag, A.mid.imag)
+    P = np.matmul(np.swapaxes(B.mod, 1, 2), A.mod)
     g = _gamma(n)
-    # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and
-    # S <= (1 + 3u)^2 (P (1 + (2n+2)u) + n 2^-1072) + n MOD_ABS (1 + 3u)(tA + tB) + n MOD_ABS^2;
+    # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and by D5
+    # S <= gA gB (P (1 + (2n+2)u) + n 2^-1072) + n (gA tbarA alphaB + alphaA gB tbarB + alphaA alphaB);
     # the computed |Re| <= (1 + u)(1 + g) S + 8n eta (Lemma D4), so u |Re| joins the S term
-    spread = up(rB + up(rA * up(1 + rB)))
+    spread = up(B.rho + up(A.rho * up(1 + B.rho)))
     gs = up(up(g + spread) + up(U * up((1 + 2 * U) * up(1 + g))))   # 1 + 2u >= 1 + u, exact
-    c1 = up(up(gs * _MOD2) * (1 + (2 * n + 2) * U))
-    tmax = up(up(MA * (1 + MOD_REL)) + MOD_ABS), up(up(MB * (1 + MOD_REL)) + MOD_ABS)   # >= every tA, tB
-    c0 = up(up(tB * up(1 + rA)) * MA)
-    c0 = up(c0 + up(up(tA * up(1 + rB)) * MB))
-    c0 = up(n * up(c0 + up(tA * tB)))
-    mod_terms = up(up(up(up(tmax[0] + tmax[1]) * (1 + 4 * U)) + MOD_ABS) * MOD_ABS)
-    c0 = up(c0 + up(up(gs * _MOD2) * up(n * up(mod_terms + UNDERFLOW))))
+    gg = up(A.gam * B.gam)
+    c1 = up(up(gs * gg) * (1 + (2 * n + 2) * U))
+    c0 = up(up(B.tau * up(1 + A.rho)) * A.M)
+    c0 = up(c0 + up(up(A.tau * up(1 + B.rho)) * B.M))
+    c0 = up(n * up(c0 + up(A.tau * B.tau)))
+    mod_terms = up(up(up(A.gam * A.tbar) * B.alpha) + up(up(B.gam * B.tbar) * A.alpha))
+    mod_terms = up(up(mod_terms + up(A.alpha * B.alpha)) + up(gg * UNDERFLOW))
+    c0 = up(c0 + up(gs * up(n * mod_terms)))
     c0 = up(c0 + n * 9 * UNDERFLOW)            # the two dot products' underflow (and u times it)
     # the sweep below rounds twice: both constants inflated by (1 + 4u), and times the
     # factor (1 or 2: exact)

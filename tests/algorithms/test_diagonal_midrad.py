@@ -137,8 +137,10 @@ def exact_ball(x: DD, idx, direction: complex = 0j) -> acb:
 def table_holds(z: DD, first: MR, step: int, count: int, direction: complex) -> None:
     """_power_table's (rho, tau, M) against FLINT: for the point of each z disk in
     ``direction`` and the midpoint of ``first``, x_k = first z^(step k) satisfies
-    |x_k - m_k| <= rho |m_k| + tau and |m_k| <= M."""
-    mid, rho, tau, M = _power_table(dd_powers(z), step, count, first)
+    |x_k - m_k| <= rho |m_k| + tau and |m_k| <= M; and its moduli table (Lemma D5)
+    |m_k| <= gam mod_k + alpha, mod_k <= tbar."""
+    t = _power_table(dd_powers(z), step, count, first)
+    mid, rho, tau, M = t.mid, t.rho, t.tau, t.M
     batch, n = z.rh.shape
     with ctx.workprec(PREC):
         for b in range(batch):
@@ -150,6 +152,8 @@ def table_holds(z: DD, first: MR, step: int, count: int, direction: complex) -> 
                     rhs = arb(float(rho[b])) * abs(m) + arb(float(tau[b]))
                     assert d.upper() <= rhs.lower(), (b, j, k)
                     assert abs(m).upper() <= arb(float(M[b]))
+                    assert abs(m).upper() <= (arb(t.gam) * arb(float(t.mod[b, j, k])) + arb(float(t.alpha[b]))).lower()
+                    assert float(t.mod[b, j, k]) <= float(t.tbar[b])
 
 
 @pytest.mark.parametrize("step,count", [(1, 37), (37, 20), (1, 1), (3, 2)])
@@ -172,7 +176,7 @@ def test_power_tables_lemma_d2_with_underflow():
     for direction in (0j, 1 + 0j):
         table_holds(zd, first, 1, 40, direction)
         table_holds(zd, first, 7, 6, direction)
-    rho = _power_table(dd_powers(zd), 1, 40, first)[1]
+    rho = _power_table(dd_powers(zd), 1, 40, first).rho
     assert float(rho.max()) < 1e-14                      # the bounds stay relative: the test is not vacuous
 
 

@@ -166,13 +166,14 @@ def blocked(dt, A, B, C, L):
 
 
 def _table(z, count, first):
-    """first * z^k for k < count (last axis), by products: entry k is entry k - 2^h times z^(2^h)."""
-    out = np.empty(z.shape + (count,), dtype=complex)
-    out[..., 0] = first
+    """first * z^k for k < count, shape (H, count, n), by products: entry k is entry k - 2^h
+    times z^(2^h) (whole rows written per stage)."""
+    out = np.empty((z.shape[0], count, z.shape[1]), dtype=complex)
+    out[:, 0] = first
     h, f = 0, z.copy()
     while (1 << h) < count:
         lo, hi = 1 << h, min(count, 2 << h)
-        np.multiply(out[..., :hi - lo], f[..., None], out=out[..., lo:hi])
+        np.multiply(out[:, :hi - lo], f[:, None, :], out=out[:, lo:hi])
         f, h = f * f, h + 1
     return out
 
@@ -183,9 +184,10 @@ def blocked_fast(dt, A, B, C, L):
     W = C * B * (z - 1) / A
     T = int(np.ceil(np.sqrt(L)))
     m = -(-L // T)
-    a = _table(z, T, W)                                        # (H, n, T): W z^k
-    b = _table(np.exp(dtA * T), m, np.ones_like(z))            # (H, n, m): z^(T m)
-    K = np.matmul(b.real.swapaxes(1, 2), a.real) - np.matmul(b.imag.swapaxes(1, 2), a.imag)   # (H, m, T)
+    a = _table(z, T, W)                                        # (H, T, n): W z^k
+    b = _table(np.exp(dtA * T), m, np.ones_like(z))            # (H, m, n): z^(T m)
+    at = a.swapaxes(1, 2)
+    K = np.matmul(b.real, at.real) - np.matmul(b.imag, at.imag)   # (H, m, T)
     return 2 * K.reshape(len(dt), m * T)[:, :L]
 
 

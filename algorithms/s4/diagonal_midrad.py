@@ -92,28 +92,30 @@ class _Table:
 
 
 def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -> _Table:
-    """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (last axis k), their
-    bounds, and a table of their moduli (see ``_Table``).
+    """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (shape (batch, count, n):
+    k the middle axis, so that each stage writes whole rows), their bounds, and a table of
+    their moduli (see ``_Table``).
 
     Entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k), the factor's
     disks from ``power``: each entry is at most ``log2 count`` products from the
     enclosures, so rho grows with ``log2 count``, not with k.  The moduli table is built
     the same way, one real product per entry, from the moduli of the first column and of
     the factors (D3), with gam, alpha growing per level (Lemma D5)."""
-    mid = np.empty(first.mid.shape + (count,), dtype=np.complex128)
-    mod = np.empty(first.mid.shape + (count,))
-    mid[..., 0] = first.mid
-    mod[..., 0] = _modulus(first.mid)
+    batch, n = first.mid.shape
+    mid = np.empty((batch, count, n), dtype=np.complex128)
+    mod = np.empty((batch, count, n))
+    mid[:, 0] = first.mid
+    mod[:, 0] = _modulus(first.mid)
     rho, tau = relative_bounds(first)
     M = _modulus_bound(first)
-    gam, alpha, tbar = 1 + 4 * U, np.full(len(mid), MOD_ABS), _row_max(mod[..., 0])   # D3: 1 + 3u <= 1 + 4u
+    gam, alpha, tbar = 1 + 4 * U, np.full(batch, MOD_ABS), _row_max(mod[:, 0])   # D3: 1 + 3u <= 1 + 4u
     h = 0
     while (1 << h) < count:  # entries [2^h, 2^(h+1)) at once: each is entry k - 2^h times z^(step 2^h)
         f = power(step << h)
         lo, hi = 1 << h, min(count, 2 << h)
-        np.multiply(mid[..., :hi - lo], f.mid[..., None], out=mid[..., lo:hi])
+        np.multiply(mid[:, :hi - lo], f.mid[:, None, :], out=mid[:, lo:hi])
         tf = _modulus(f.mid)
-        np.multiply(mod[..., :hi - lo], tf[..., None], out=mod[..., lo:hi])
+        np.multiply(mod[:, :hi - lo], tf[:, None, :], out=mod[:, lo:hi])
         rf, tauf = relative_bounds(f)
         r2, t2, M2 = _product_bounds(rho, tau, M, rf, tauf, _modulus_bound(f))
         rho, tau, M = np.maximum(rho, r2), np.maximum(tau, t2), np.maximum(M, M2)
@@ -170,13 +172,13 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     batch, n = W.mid.shape
     T = table_step(L)
     blocks = -(-L // T)
-    A = _power_table(power, 1, T, _mul(W, S))                            # (batch, n, T): W S z^k
-    B = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))   # (batch, n, blocks): z^(T m)
+    A = _power_table(power, 1, T, _mul(W, S))                            # (batch, T, n): W S z^k
+    B = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))   # (batch, blocks, n): z^(T m)
     # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel
-    Bt = np.swapaxes(B.mid, 1, 2)                                        # (batch, blocks, n)
-    Re = np.matmul(Bt.real, A.mid.real)
-    Re -= np.matmul(Bt.imag, A.mid.imag)
-    P = np.matmul(np.swapaxes(B.mod, 1, 2), A.mod)
+    At = np.swapaxes(A.mid, 1, 2)                                        # (batch, n, T)
+    Re = np.matmul(B.mid.real, At.real)
+    Re -= np.matmul(B.mid.imag, At.imag)
+    P = np.matmul(B.mod, np.swapaxes(A.mod, 1, 2))
     g = _gamma(n)
     # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and by D5
     # S <= gA gB (P (1 + (2n+2)u) + n 2^-1072) + n (gA tbarA alphaB + alphaA gB tbarB + alphaA alphaB);

@@ -147,13 +147,13 @@ def table_holds(z: DD, first: MR, step: int, count: int, direction: complex) -> 
             for j in range(n):
                 w, x = exact_ball(z, (b, j), direction), acb(complex(first.mid[b, j]))
                 for k in range(count):
-                    m = acb(complex(mid[b, j, k]))
+                    m = acb(complex(mid[b, k, j]))
                     d = abs(x * w ** (step * k) - m)
                     rhs = arb(float(rho[b])) * abs(m) + arb(float(tau[b]))
                     assert d.upper() <= rhs.lower(), (b, j, k)
                     assert abs(m).upper() <= arb(float(M[b]))
-                    assert abs(m).upper() <= (arb(t.gam) * arb(float(t.mod[b, j, k])) + arb(float(t.alpha[b]))).lower()
-                    assert float(t.mod[b, j, k]) <= float(t.tbar[b])
+                    assert abs(m).upper() <= (arb(t.gam) * arb(float(t.mod[b, k, j])) + arb(float(t.alpha[b]))).lower()
+                    assert float(t.mod[b, k, j]) <= float(t.tbar[b])
 
 
 @pytest.mark.parametrize("step,count", [(1, 37), (37, 20), (1, 1), (3, 2)])

@@ -216,21 +216,31 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
     per_chunk = max(1, CHUNK_DISKS // M)
     pending: list[tuple[int, _Prepared]] = []
 
+    def run(group: list) -> None:
+        """Steps 3-4 for some prepared heads; when a disk of the chunk cannot decide (a pivot,
+        the range), each head again on its own, so that only its kernels are reported."""
+        try:
+            m, R = _chunk([p for _, p in group], r, M, Z, F)
+        except (RangeError, ArithmeticError, ValueError) as e:
+            if len(group) > 1:
+                for one in group:
+                    run([one])
+                return
+            row, p = group[0]
+            for c in range(len(p.blocks)):
+                failed[row + c] = f"float64 disks: {e}"
+            return
+        k = 0
+        for row, p in group:
+            n = len(p.blocks)
+            mid[row:row + n] = m[k:k + n, :L]
+            rad[row:row + n] = R[k:k + n, :L]
+            k += n
+
     def flush() -> None:
         if not pending:
             return
-        try:
-            m, R = _chunk([p for _, p in pending], r, M, Z, F)
-            k = 0
-            for row, p in pending:
-                n = len(p.blocks)
-                mid[row:row + n] = m[k:k + n, :L]
-                rad[row:row + n] = R[k:k + n, :L]
-                k += n
-        except (RangeError, ArithmeticError, ValueError) as e:
-            for row, p in pending:
-                for c in range(len(p.blocks)):
-                    failed[row + c] = f"float64 disks: {e}"
+        run(list(pending))
         done = pending[-1][0] + len(pending[-1][1].blocks)
         pending.clear()
         if progress:

@@ -171,6 +171,37 @@ def test_a_failing_head_leaves_the_others():
             assert disk_holds_ball(complex(mm), float(r), b)
 
 
+def test_a_chunk_that_cannot_decide_is_retried_head_by_head(monkeypatch):
+    """When the per-root stage of a chunk raises (an undecided pivot, say) for one head's
+    kernels, the chunk's heads are run again one by one: only that head's kernels are
+    reported, and the others come back exactly as in a run where nothing failed."""
+    from s4cert.arith.midrad import RangeError
+    models = [DPLR([-1.0, -2.5], [0.5, 0.25], [1, 1], [1, -1]), DPLR([-0.5, -3.0], [0.25, 1], [1, 2], [1, 1]),
+              DPLR([-2.0, -1.5], [1, 0.5], [2, 1], [1, -1])]
+    cts = [[1, -1], [0.5j, 2]]
+    heads = [Head(m, cts) for m in models]
+    clean = filter_kernels_midrad(heads, 0.5, 16)
+    real_prepare, real_chunk, marked = midrad_batch._prepare, midrad_batch._chunk, []
+
+    def prepare(head, *args):
+        p = real_prepare(head, *args)
+        if head is heads[1]:
+            marked.append(p)
+        return p
+
+    def chunk(prepared, *args):
+        if any(p is marked[0] for p in prepared):
+            raise RangeError("a pivot is not certainly nonzero")
+        return real_chunk(prepared, *args)
+    monkeypatch.setattr(midrad_batch, "_prepare", prepare)
+    monkeypatch.setattr(midrad_batch, "_chunk", chunk)
+    mid, rad, failed = filter_kernels_midrad(heads, 0.5, 16)
+    assert sorted(failed) == [2, 3] and "pivot" in failed[2]
+    assert np.all(np.isinf(rad[2:4]))
+    for k in (0, 1, 4, 5):
+        assert np.array_equal(mid[k], clean[0][k]) and np.array_equal(rad[k], clean[1][k])
+
+
 def test_bad_input():
     m1 = DPLR([-1.0], [0.5], [1], [1])
     m2 = DPLR([-1.0], [[0.5, 1]], [1], [1], Q=[[1, 1]])

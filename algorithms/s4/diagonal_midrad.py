@@ -1,20 +1,23 @@
-"""Diagonal kernels on float64 disks, many at once (proofs/diagonal_kernels.md, part 2).
+"""Diagonal kernels on float64 disks, many at once (proofs/diagonal_kernels.md, §3).
 
 Input: for a batch of kernels b (channels x heads), disks of the weights ``W[b, n]``,
-the start values ``S[b, n]`` and the nodes ``z[b, n]`` (enclosed elsewhere, e.g. by
-FLINT from the exact parameters).  Output: float64 arrays ``mid``, ``rad`` of shape
+the start values ``S[b, n]`` and a function giving disks of the powers ``z[b, n]^e``
+(``dd_powers``: double-double squarings).  Output: float64 arrays ``mid``, ``rad`` of shape
 (batch, L) with ``|K_l - mid_l| <= rad_l`` for ``K_l = factor Re sum_n W S z^l``.
 
 Write ``l = m T + k`` (``0 <= k < T``, T about sqrt(L)).  Then
-``sum_n W_n S_n z_n^l = sum_n (W_n S_n z_n^k) (z_n^T)^m``: a (T x n) by (n x L/T)
-matrix product per kernel, with two small power tables, each entry a product of at most
-``log2`` of the table's length disks of ``z^(2^h)`` and ``z^(T 2^h)`` enclosed by the
-caller (``arith.midrad.MR`` operations).  The product's midpoint is four real BLAS
-products; its radius bounds (i) the rounding of the product: ``gamma_{n+1}`` times
-``|A| |B|`` plus ``u`` times the computed values, and (ii) the disks' radii:
-``(|A| + rA) rB + rA |B|``, each a nonnegative real product bounded by ``sum_upper``.
-Both assume IEEE round to nearest and products whose entries are sums of n products
-each rounded once per operation (any order, fused or not), as ``arith.midrad`` does.
+``sum_n W_n S_n z_n^l = sum_n (W_n S_n z_n^k) (z_n^T)^m``: per kernel a (L/T x n) by
+(n x T) matrix product of two power tables, each entry at most ``log2`` of the table's
+length products away from the disks of ``z^(2^h)`` and ``z^(T 2^h)``.  The tables carry one
+relative bound per row (Lemma D2) and a table of moduli (Lemma D5); the midpoint is two
+real BLAS products (the real part only), the radius one real product of the moduli tables
+times a per-row constant plus a per-row term (Lemma D4).  The bounds assume IEEE round to
+nearest, numpy's complex product formed from two real products and one addition per part,
+and matrix products whose entries are sums of n products each rounded once per operation
+(any order, fused or not).
+
+``diagonal_terms_arrays`` and ``dd_powers`` form the inputs from double-double parameters
+(``arith.dd_field.DDArrayField``).
 """
 from __future__ import annotations
 
@@ -32,8 +35,7 @@ from .diagonal import diagonal_terms
 
 #: entries whose midpoint has max(|re|, |im|) below this get an absolute bound (tau)
 THETA = 2.0 ** -600
-#: t = fl(sqrt(fl(re^2) + fl(im^2))) gives |z| <= t (1 + MOD_REL) + MOD_ABS (Lemma D3)
-MOD_REL = 3 * U
+#: t = fl(sqrt(fl(re^2) + fl(im^2))) gives |z| <= t (1 + 3u) + MOD_ABS (Lemma D3)
 MOD_ABS = 2.0 ** -536
 #: the rounding of a complex product's midpoint: |m - ab| <= 3u |a||b| + PROD_ABS (Lemma D1)
 PROD_ABS = 8 * UNDERFLOW
@@ -59,9 +61,9 @@ def relative_bounds(d: MR) -> tuple[np.ndarray, np.ndarray]:
     return _row_max(ratio), _row_max(np.where(big, 0.0, d.rad))
 
 
-def _modulus_bound(d: MR) -> np.ndarray:
-    """Per row, an upper bound of |mid| over the row."""
-    return up(up(_row_max(_modulus(d.mid)) * (1 + 4 * U)) + MOD_ABS)
+def _modulus_bound(t_max: np.ndarray) -> np.ndarray:
+    """Per row, an upper bound of |mid| from the row's largest modulus t (Lemma D3)."""
+    return up(up(t_max * (1 + 4 * U)) + MOD_ABS)
 
 
 def _product_bounds(rho_a, tau_a, M_a, rho_b, tau_b, M_b):
@@ -107,8 +109,9 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
     mid[:, 0] = first.mid
     mod[:, 0] = _modulus(first.mid)
     rho, tau = relative_bounds(first)
-    M = _modulus_bound(first)
-    gam, alpha, tbar = 1 + 4 * U, np.full(batch, MOD_ABS), _row_max(mod[:, 0])   # D3: 1 + 3u <= 1 + 4u
+    tbar = _row_max(mod[:, 0])
+    M = _modulus_bound(tbar)
+    gam, alpha = 1 + 4 * U, np.full(batch, MOD_ABS)   # D3: 1 + 3u <= 1 + 4u
     h = 0
     while (1 << h) < count:  # entries [2^h, 2^(h+1)) at once: each is entry k - 2^h times z^(step 2^h)
         f = power(step << h)
@@ -117,9 +120,10 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
         tf = _modulus(f.mid)
         np.multiply(mod[:, :hi - lo], tf[:, None, :], out=mod[:, lo:hi])
         rf, tauf = relative_bounds(f)
-        r2, t2, M2 = _product_bounds(rho, tau, M, rf, tauf, _modulus_bound(f))
+        tf_max = _row_max(tf)
+        r2, t2, M2 = _product_bounds(rho, tau, M, rf, tauf, _modulus_bound(tf_max))
         rho, tau, M = np.maximum(rho, r2), np.maximum(tau, t2), np.maximum(M, M2)
-        gam, alpha, tbar = _modulus_bounds(gam, alpha, tbar, _row_max(tf))
+        gam, alpha, tbar = _modulus_bounds(gam, alpha, tbar, tf_max)
         h += 1
     if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rho)) and np.all(np.isfinite(tau))):
         raise ArithmeticError("a power left the float64 range")
@@ -218,7 +222,8 @@ def disks_of(x: DD) -> MR:
 def dd_powers(z: DD) -> Callable[[int], MR]:
     """``power(e)``: float64 disks of ``z^e`` (``e >= 1``), as the product of the double-double
     squarings ``z^(2^j)`` over the bits of e (squarings cached), converted once.  Each
-    squaring and product is a ``DD.mul``, so the disks hold for every point of z's."""
+    squaring (``DD.square``) and product (``DD.mul``) encloses its result for every point of
+    its operands' disks, so the disks hold for every point of z's."""
     squares = [z]
 
     def power(e: int) -> MR:

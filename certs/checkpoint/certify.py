@@ -97,13 +97,20 @@ def real_disk(x: acb) -> tuple[float, float]:
         return m, float_upper((re - arb(m)).abs_upper())
 
 
-def _target(eps: float | None, mid: np.ndarray) -> float:
-    """eps, or DEFAULT_REL_EPS times the kernel's largest |midpoint| (per kernel, so the
-    result does not depend on how heads are grouped)."""
+def _targets(eps: float | None, mid: np.ndarray) -> np.ndarray:
+    """Per kernel (the last axis of ``mid`` is l): eps, or DEFAULT_REL_EPS times the
+    kernel's largest |midpoint| (per kernel, so the result does not depend on how heads
+    are grouped; 2^-1000 for a kernel of zeros or a non-finite one)."""
     if eps is not None:
-        return eps
-    scale = float(np.max(np.abs(mid))) if mid.size else 0.0
-    return DEFAULT_REL_EPS * scale if scale > 0 and math.isfinite(scale) else 2.0 ** -1000
+        return np.full(mid.shape[:-1], eps)
+    with np.errstate(invalid="ignore"):
+        scale = np.max(np.abs(mid), axis=-1, initial=0.0)
+        return np.where((scale > 0) & np.isfinite(scale), DEFAULT_REL_EPS * scale, 2.0 ** -1000)
+
+
+def _target(eps: float | None, mid: np.ndarray) -> float:
+    """``_targets`` of one kernel."""
+    return float(_targets(eps, np.asarray(mid)))
 
 
 def _exact_parts(balls: list) -> tuple[list[str], list[str], float]:
@@ -218,8 +225,7 @@ def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int
         if not t.ok:
             return None
         W, S, z, factor = t.value
-        batch = (len(heads) * channels, shape[2])
-        flat = lambda d: DD(*(np.ascontiguousarray(a).reshape(batch) for a in _parts(d)))
+        flat = lambda d: d.reshape(len(heads) * channels, shape[2])
         mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor)
     except (RangeError, ArithmeticError):
         return None
@@ -260,12 +266,8 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     if fast is not None and L > 0:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
         fmid, frad = fast
+        target = _targets(eps, fmid)
         with np.errstate(invalid="ignore"):
-            if eps is not None:
-                target = np.full(fmid.shape[:2], eps)
-            else:
-                scale = np.max(np.abs(fmid), axis=2)
-                target = np.where((scale > 0) & np.isfinite(scale), DEFAULT_REL_EPS * scale, 2.0 ** -1000)
             accepted = (np.max(frad, axis=2) <= target) & np.all(np.isfinite(fmid), axis=2)
         if accepted.all():  # the usual case: the pass's arrays themselves
             mid, rad = np.ascontiguousarray(fmid, dtype=np.float64), np.ascontiguousarray(frad, dtype=np.float64)

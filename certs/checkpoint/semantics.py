@@ -158,11 +158,11 @@ def _head_list(heads: list[int] | None, H: int) -> list[int]:
     return heads
 
 
-def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DiagonalModule:
-    """The balls of a diagonal module at ``prec`` bits, for ``heads`` (default all;
-    the lists are indexed by position in ``heads``)."""
+def _checked_diag(mod: KernelModule) -> tuple:
+    """``_diag_parameters`` with the shapes checked, the number of SSMs, and the steps
+    broadcast to (H, N/2) with their transform."""
     re, im, sign, B, C = _diag_parameters(mod)
-    channels, H, N2 = C.shape[0], C.shape[1], C.shape[2]
+    H, N2 = C.shape[1], C.shape[2]
     if re.ndim != 2 or re.shape != im.shape or re.shape[1] != N2:
         raise ValueError(f"A: expected shape (n_ssm, {N2}), got {re.shape} and {im.shape}")
     n_ssm = re.shape[0]
@@ -170,6 +170,14 @@ def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None
     if B is not None and (B.shape[0] != n_ssm and B.shape[0] != 1 or B.shape[1] != N2):
         raise ValueError(f"B: expected (1, {n_ssm}, {N2}, 2), got {mod.tensors['B'].shape}")
     steps, dt_t = _steps(mod, H, N2)
+    return re, im, sign, B, C, n_ssm, steps, dt_t
+
+
+def diagonal_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DiagonalModule:
+    """The balls of a diagonal module at ``prec`` bits, for ``heads`` (default all;
+    the lists are indexed by position in ``heads``)."""
+    re, im, sign, B, C, n_ssm, steps, dt_t = _checked_diag(mod)
+    channels, H, N2 = C.shape[0], C.shape[1], C.shape[2]
     s = mod.settings
     lam, dt, Bs, rp = [], [], [], []
     heads = _head_list(heads, H)
@@ -211,22 +219,15 @@ def _transformed(values: np.ndarray, name: str, prec: int) -> DD:
 def diagonal_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 256) -> DiagonalArrays:
     """The exact parameters of :func:`diagonal_module` as double-double disks, arrays over
     (heads, modes) (same conventions: head h uses SSM ``h % n_ssm``)."""
-    re, im, sign, B, C = _diag_parameters(mod)
+    re, im, sign, B, C, n_ssm, steps, dt_t = _checked_diag(mod)
     H, N2 = C.shape[1], C.shape[2]
-    if re.ndim != 2 or re.shape != im.shape or re.shape[1] != N2:
-        raise ValueError(f"A: expected shape (n_ssm, {N2}), got {re.shape} and {im.shape}")
-    n_ssm = re.shape[0]
-    _heads(H, n_ssm, "A")
-    if B is not None and (B.shape[0] != n_ssm and B.shape[0] != 1 or B.shape[1] != N2):
-        raise ValueError(f"B: expected (1, {n_ssm}, {N2}, 2), got {mod.tensors['B'].shape}")
-    steps, dt_t = _steps(mod, H, N2)
     s = mod.settings
     hs = np.array(_head_list(heads, H), dtype=np.int64)
     k = hs % n_ssm
     t_re, t_im = _transformed(re[k], s["real_transform"], prec), _transformed(im[k], s["imag_transform"], prec)
-    # A = -T_real(re) + i sign T_imag(im): the parts are the transforms' pairs, exactly
-    lam = DD(-t_re.rh, -t_re.rl, sign * t_im.rh, sign * t_im.rl, t_re.rad + t_im.rad)
-    lam = DD(lam.rh, lam.rl, lam.ih, lam.il, np.nextafter(lam.rad, np.inf))
+    # A = -T_real(re) + i sign T_imag(im): the parts are the transforms' pairs, exactly; the
+    # radius r_re + r_im >= sqrt(r_re^2 + r_im^2), rounded up
+    lam = DD(-t_re.rh, -t_re.rl, sign * t_im.rh, sign * t_im.rl, np.nextafter(t_re.rad + t_im.rad, np.inf))
     dt = _transformed(steps[hs], dt_t, prec)
     if B is None:
         Bd = DD.exact(np.ones((len(hs), N2), dtype=np.complex128))

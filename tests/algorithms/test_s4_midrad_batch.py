@@ -38,34 +38,37 @@ def layer(draw):
     return heads, step, draw(st.integers(1, 12))
 
 
+def _rows_hold_exact_kernels(heads, step, L: int, mid, rad, failed) -> None:
+    """Each row not in ``failed`` (head-major, then C~) contains its exact kernel: that of
+    C = (I - Abar^M)^-* C~, whose filter is exactly what the route evaluates (skipped when
+    I - Abar^M is singular: no C has that C~)."""
+    from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
+    from s4cert.arith import ExactField
+    M = 1 << max(0, (L - 1).bit_length())
+    E = ExactField(4)
+    rows = [(m, ct) for m, cts in heads for ct in cts]
+    assert len(rows) == len(mid)
+    for row, (m, ct) in enumerate(rows):
+        if row in failed:
+            continue
+        back = c_from_c_tilde(E, m, step, M, [E.from_number(x) for x in ct], method="dense-squaring")
+        if not back.ok:
+            continue
+        exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
+        for mm, r, (re, im) in zip(mid[row], rad[row], exact):
+            assert disk_holds_exact(complex(mm), float(r), re, im)
+
+
 @given(layer())
 def test_every_kernel_is_contained(problem):
     """Random heads, ranks 1 and 2, exceptional indices: each kernel's disks contain its
     exact kernel (the kernel of C = (I - Abar^M)^-* C~, whose filter is exactly what the
     route evaluates), or the kernel is reported failed."""
-    from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
-    from s4cert.arith import ExactField
     from s4cert.certs.routing import exact_partition
     heads, step, L = problem
-    M = 1 << max(0, (L - 1).bit_length())
     batch = [Head(m, cts, exact_partition(m, step)) for m, cts in heads]
     mid, rad, failed = filter_kernels_midrad(batch, step, L)
-    row = 0
-    E = ExactField(4)
-    for m, cts in heads:
-        for ct in cts:
-            if row in failed:
-                row += 1
-                continue
-            back = c_from_c_tilde(E, m, step, M, [E.from_number(x) for x in ct], method="dense-squaring")
-            if not back.ok:  # I - Abar^M singular: no C has this C~; nothing to compare with
-                row += 1
-                continue
-            exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
-            for mm, r, (re, im) in zip(mid[row], rad[row], exact):
-                assert disk_holds_exact(complex(mm), float(r), re, im)
-            row += 1
-    assert row == len(mid)
+    _rows_hold_exact_kernels(heads, step, L, mid, rad, failed)
 
 
 def _closed(half: list) -> list:
@@ -97,11 +100,8 @@ def test_conjugate_closed_heads_on_half_the_roots_are_contained(problem):
     """With ``conjugate_pairs`` the sums and H run on the roots k <= M/2 and the rest is
     their conjugate (Lemma 3): every kernel's disks still contain its exact kernel, and the
     half route ran (M >= 4, no exceptional index)."""
-    from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
-    from s4cert.arith import ExactField
     from s4cert.certs.routing import exact_partition
     heads, step, L = problem
-    M = 1 << max(0, (L - 1).bit_length())
     batch = [Head(m, cts, exact_partition(m, step), conjugate_pairs=True) for m, cts in heads]
     used = []
     real_prepare = midrad_batch._prepare
@@ -116,19 +116,7 @@ def test_conjugate_closed_heads_on_half_the_roots_are_contained(problem):
     finally:
         midrad_batch._prepare = real_prepare
     assert all(used)   # every head that got through its set-up ran on half the roots
-    E = ExactField(4)
-    row = 0
-    for m, cts in heads:
-        for ct in cts:
-            back = c_from_c_tilde(E, m, step, M, [E.from_number(x) for x in ct], method="dense-squaring")
-            if row in failed or not back.ok:
-                row += 1
-                continue
-            exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
-            for mm, r, (re, im) in zip(mid[row], rad[row], exact):
-                assert disk_holds_exact(complex(mm), float(r), re, im)
-            row += 1
-    assert row == len(mid)
+    _rows_hold_exact_kernels(heads, step, L, mid, rad, failed)
 
 
 @pytest.mark.parametrize("chunk", [1 << 19, 64])

@@ -378,3 +378,24 @@ def test_exact_c_tilde_estimate_and_output_within_eps():
     exact = exact_kernel_by_powers(m, 0.01, 32).value
     for (re, im), (er, ei) in zip(ck.exact, exact):
         assert (re - er) ** 2 + (im - ei) ** 2 <= eps ** 2
+
+
+def test_the_circuit_under_flint_threads_gives_the_same_integers():
+    """``_flint_threads`` (the a-priori run's setting) changes no value: a traced filter
+    replayed at k = 200,000 bits, where FLINT splits the products across threads, gives
+    the integers of the one-thread replay; the previous thread setting is restored."""
+    from s4cert.arith.fixed_point import ShiftRoundedField
+    from s4cert.certs.apriori import _flint_threads
+    from s4cert.certs.examples import example_model
+    t = trace(BallField(128), filter_kernel, example_model(2), 0.01, 4, cauchy="direct")
+    before = ctx.threads
+    ctx.threads = 1
+    try:
+        one = t.circuit.evaluate(ShiftRoundedField(200_000), live_only=True)
+        with _flint_threads():
+            assert ctx.threads >= 1
+            many = t.circuit.evaluate(ShiftRoundedField(200_000), live_only=True)
+        assert ctx.threads == 1
+    finally:
+        ctx.threads = before
+    assert [(x.x, x.y) for x in one] == [(x.x, x.y) for x in many]

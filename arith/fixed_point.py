@@ -29,6 +29,46 @@ def _round_shift(n: fmpz, s: int) -> fmpz:
     return (n + (fmpz(1) << (s - 1))) >> s
 
 
+#: guard bits of the truncated quotient, and the least cut (bits) for which it is used
+GUARD = 64
+MIN_CUT = 1024
+
+
+def _nearest_quotient(a: fmpz, e: int, d: fmpz, guard: int = GUARD, min_cut: int = MIN_CUT) -> fmpz:
+    """floor(n/d + 1/2) = floor((2n + d)/(2d)) for n = a 2^e (e >= 0) and d > 0, exactly.
+
+    When d has far more bits than the quotient needs, both are cut by the same s low bits
+    and the quotient is formed to ``guard`` more bits (a 2k/k-bit division in place of
+    3k/2k); the cut moves n/d by less than (1 + |n1/d1|)/d1, and when the rounded value is
+    not decided within that (a near-tie, about 2^-guard of the cases) the exact formula
+    runs.  ``rational_circuit.md`` §7 proves the result equal to the exact formula's."""
+    if a == 0:
+        return fmpz(0)
+    bd = d.bit_length()
+    qb = max(a.bit_length() + e - bd + 1, 0)  # |n/d| < 2^qb
+    s = bd - (qb + guard + 2)
+    if s >= max(min_cut, 1):
+        c = _cut_quotient(a, e, d, s, guard)
+        if c is not None:
+            return c
+    n = a << e
+    return (2 * n + d) // (2 * d)
+
+
+def _cut_quotient(a: fmpz, e: int, d: fmpz, s: int, guard: int) -> fmpz | None:
+    """floor(n/d + 1/2) from n and d cut by s > 0 low bits, or None when the cut does not
+    decide it (see ``_nearest_quotient``)."""
+    d1 = d >> s
+    n1 = a << (e - s) if e >= s else a >> (s - e)  # floor(n / 2^s)
+    z = (n1 << guard) // d1
+    one = fmpz(1) << guard
+    err = (one + abs(z) + 1) // d1 + 1  # |n/d - n1/d1| 2^guard < err
+    w = z + (one >> 1)
+    c = w >> guard
+    r = w - (c << guard)
+    return c if r >= err and r + 1 + err <= one else None
+
+
 def _prod(x: fmpz, y: fmpz) -> fmpz:
     """x y, by a shift when a factor is a positive power of two (the grid's one, 1/2, ...):
     the same integer, without a k-bit product."""
@@ -90,11 +130,11 @@ class ShiftRoundedField(RoundedField):
         else:
             den = b.x * b.x + b.y * b.y
             if a.y == 0:  # a real numerator: two products, as a complex one would give
-                re, im = _prod(a.x, b.x) << self.k, (-_prod(a.x, b.y)) << self.k
+                re, im = _prod(a.x, b.x), -_prod(a.x, b.y)
             else:
-                re = (a.x * b.x + a.y * b.y) << self.k
-                im = (a.y * b.x - a.x * b.y) << self.k
-        return Fixed((2 * re + den) // (2 * den), (2 * im + den) // (2 * den))
+                re = a.x * b.x + a.y * b.y
+                im = a.y * b.x - a.x * b.y
+        return Fixed(_nearest_quotient(re, self.k, den), _nearest_quotient(im, self.k, den))
 
     def to_fractions(self, a) -> tuple[Fraction, Fraction]:
         """The exact value of an element (fmpq strips the power of two)."""

@@ -85,3 +85,56 @@ def test_circuit_runs_identically_with_live_wires_only():
     dropped = sum(v is None for v in live)
     assert dropped > len(live) // 2
     assert all(live[i] is not None for i in c.outputs)
+
+
+def test_truncated_quotient_is_the_exact_rounding():
+    """``_nearest_quotient`` equals floor((2n + d)/(2d)) for n = a 2^e, d > 0, whatever the
+    cut and the guard bits; numerators next to a tie are left undecided by the cut (the
+    exact formula answers), others are decided by it."""
+    import s4cert.arith.fixed_point as fp
+    from flint import fmpz
+    rng = random.Random(4)
+    for _ in range(4000):
+        kb = rng.randint(1, 300)
+        a = fmpz(rng.getrandbits(rng.randint(1, 2 * kb))) * rng.choice([1, -1])
+        e = rng.randint(0, kb)
+        d = fmpz(rng.getrandbits(rng.randint(1, 3 * kb))) + 1
+        g = rng.choice([1, 2, 3, 8, 64])
+        assert fp._nearest_quotient(a, e, d, guard=g, min_cut=0) == (2 * (a << e) + d) // (2 * d)
+    decided = undecided = 0
+    for _ in range(300):
+        d = 2 * (fmpz(rng.getrandbits(400)) + 1)
+        q = fmpz(rng.getrandbits(100)) * rng.choice([1, -1])
+        for t in (-2, -1, 0, 1, 2, d // 5, -(d // 3)):  # ties (t = 0 goes upward) and near them
+            n = q * d + d // 2 + t
+            exact = (2 * n + d) // (2 * d)
+            assert fp._nearest_quotient(n, 0, d, guard=8, min_cut=0) == exact
+            c = fp._cut_quotient(n, 0, d, 200, 8)
+            if c is None:
+                undecided += 1
+            else:
+                decided += 1
+                assert c == exact
+            if abs(t) <= 2:
+                assert c is None
+    assert decided and undecided
+    a, d = fmpz(rng.getrandbits(5000)), fmpz(rng.getrandbits(9000)) + 1
+    assert fp._nearest_quotient(a, 2500, d) == (2 * (a << 2500) + d) // (2 * d)
+
+
+def test_long_quotients_equal_rounded_field():
+    """At k = 3000 a complex divisor's quotient is formed by the cut (``MIN_CUT`` is below
+    the cut there); RoundedField's quotients bit for bit."""
+    import s4cert.arith.fixed_point as fp
+    k = 3000
+    R, S = RoundedField(k), ShiftRoundedField(k)
+    rng = random.Random(6)
+    den_bits = 2 * k
+    assert den_bits - (k + fp.GUARD + 4) >= fp.MIN_CUT
+    for _ in range(25):
+        x = (Fraction(rng.randint(-10**9, 10**9), rng.randint(1, 10**6)), Fraction(rng.randint(-99, 99), 7))
+        y = (Fraction(rng.randint(-10**9, 10**9), rng.randint(1, 10**6)), Fraction(rng.randint(1, 10**5), 13))
+        a, b = R.from_number(x), R.from_number(y)
+        assert _same(R.div(a, b), S.div(a, b))
+        one = R.from_number(1)
+        assert _same(R.div(one, b), S.div(one, b))

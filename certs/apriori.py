@@ -21,6 +21,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import FILTER_VERSION, filter_kernel
 from ..algorithms.s4.exact_route import exact_c_tilde
 from ..arith import BallField, trace
+from ..arith.circuit_split import plan_split, run_split
 from ..arith.fixed_point import ShiftRoundedField
 from ..arith.ball import float_upper
 
@@ -121,12 +123,17 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     if c_tilde is None:  # C~ exactly (exact inputs) or enclosed tightly enough for u
         ct = _tight_c_tilde(model, step, M, k)
         inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, model.N)
-    progress(run_estimate(circuit, k))
-    progress(f"running the circuit at u = 2^-{k}")
+    seconds, estimate = _estimate(circuit, k)
+    progress(estimate)
     R = ShiftRoundedField(k)
+    plan = plan_split(circuit) if seconds >= SPLIT_SECONDS and _cores() >= 2 else None
+    progress(f"running the circuit at u = 2^-{k}" + (" in two processes" if plan else ""))
     try:
-        with _flint_threads():
-            out = circuit.evaluate(R, inputs, live_only=True)
+        if plan is not None:
+            out = run_split(circuit, R, partial(ShiftRoundedField, k), plan, inputs)
+        else:
+            with _flint_threads():
+                out = circuit.evaluate(R, inputs, live_only=True)
     except ValueError as e:  # a ball input wider than u allows (e.g. a model of balls)
         raise CertificationError(f"a-priori: the inputs must be known to within u = 2^-{k}: {e}; "
                                  "use the ball mode, or give inputs that precise") from None
@@ -150,17 +157,24 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     return APrioriResult(mid, rad, enclosures, cert, values)
 
 
+#: a circuit whose run is estimated at this many seconds or more runs in two processes
+SPLIT_SECONDS = 3.0
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 @contextmanager
 def _flint_threads():
     """FLINT's integer products on every core this process may use (at most 4) while the
     circuit runs: k-bit products split across threads (the integers, hence the results,
     are the same); the previous setting is restored."""
     before = ctx.threads
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    ctx.threads = max(1, min(4, cores))
+    ctx.threads = max(1, min(4, _cores()))
     try:
         yield
     finally:
@@ -220,9 +234,14 @@ def _tight_c_tilde(model, step, M: int, k: int) -> list:
 
 
 def run_estimate(circuit, k: int) -> str:
-    """An estimate of the rounded run's time and memory from T0 and k: one k-bit complex
-    product timed here, times the products and quotients (a quotient as three); memory
-    as the largest number of live wires times two k-bit integers."""
+    """An estimate of the rounded run's time and memory (see ``_estimate``)."""
+    return _estimate(circuit, k)[1]
+
+
+def _estimate(circuit, k: int) -> tuple[float, str]:
+    """The rounded run's estimated seconds (one-process run), and a line saying it: one
+    k-bit complex product timed here, times the products and quotients (a quotient as
+    three); memory as the largest number of live wires times two k-bit integers."""
     live = peak = 0
     frees = circuit.frees()
     for i in range(len(circuit.instructions)):
@@ -236,8 +255,8 @@ def run_estimate(circuit, k: int) -> str:
     per = time.perf_counter() - t0
     seconds = per * (ops["mul"] + 3 * ops["div"])
     mem = peak * 2 * (k // 8 + 16)
-    return (f"estimate: about {seconds:.0f} s and {mem / 2**20:.0f} MB for {circuit.gates} gates at {k} bits "
-            f"({ops['mul']} products, {ops['div']} quotients, at most {peak} live wires)")
+    return seconds, (f"estimate: about {seconds:.0f} s and {mem / 2**20:.0f} MB for {circuit.gates} gates at "
+                     f"{k} bits ({ops['mul']} products, {ops['div']} quotients, at most {peak} live wires)")
 
 
 def _ball_c_tilde(model, step, M: int, prec: int) -> list:

@@ -18,9 +18,11 @@ numpy 1.26) with a few runs each (wall time, peak resident memory):
   0.3 s ((N/8)(L/64))^1.8 and 30 kB N L.  The filter route (``--exact-route filter``,
   float inputs): N = 2, L = 16: 0.1 s; L = 32: 4.6 s (the exact rationals grow with every
   step), so 4.6 s (N/2)^2 (M/32)^5.
-* ``--mode a-priori``: N = 2, L = 16: 0.3 s; N = 4, L = 16: 1.8 s; N = 8, L = 16: 16.7 s and
-  88 MB; N = 8, L = 64: 110-123 s and 233 MB (eps 1e-12), so at most 5.2 s ((N + L)/20)^3
-  and 25 MB ((N + L)/20)^2 above the base.
+* ``--mode a-priori`` (the circuit run in two processes above a few seconds): the circuit
+  has about T0 = M (10.3 N + 19) gates (N = 8, M = 64: 6,490; N = 14: 10,444; N = 8,
+  M = 128: 13,018) and its run costs about T0 k with k about 36 T0 bits: N = 8, L = 64:
+  10 s and 178 MB; N = 14, L = 64: 18 s and 120 MB (eps 1e-12), so 1 s + 1.7e-7 s T0^2 and
+  1 byte T0^2 above the base.
 * ``count``: N = 256, L = 256: 1.2 s; N = 1024: 6.9 s; N = 64, L = 4096: 2.0 s, so
   1.2 s (N/256)^1.25 + 2 s (L/4096)^1.1.
 * ``lmu-audit`` (length 64): memory size 16: 0.05 s; 32: 0.13 s; 64: 0.38 s, so
@@ -97,8 +99,8 @@ def kernel_estimate(N: int, L: int, eps: Fraction, mode: str, hippo: bool = Fals
     elif mode == "exact":
         s, b = 0.3 * (N / 8 * L / 64) ** 1.8, _BASE_BYTES + 30e3 * N * L
     elif mode == "a-priori":
-        x = (N + L) / 20
-        s, b = 5.2 * x ** 3 * (1 + eps_bits(eps) / 1000), _BASE_BYTES + 25e6 * x ** 2
+        T0 = M * (10.3 * N + 19)
+        s, b = 1.0 + 1.7e-7 * T0 ** 2 * (1 + eps_bits(eps) / 1000), _BASE_BYTES + T0 ** 2
     else:
         s = (1.0 + 18 * (N / 400) ** 2.3 + 0.9 * L / 16384) * max(1.0, eps_bits(eps) / 64)
         b = _BASE_BYTES + 1.5e3 * N * N + 300 * L

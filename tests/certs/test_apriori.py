@@ -399,3 +399,24 @@ def test_the_circuit_under_flint_threads_gives_the_same_integers():
     finally:
         ctx.threads = before
     assert [(x.x, x.y) for x in one] == [(x.x, x.y) for x in many]
+
+
+def test_the_circuit_in_two_processes_gives_the_same_kernel(monkeypatch):
+    """The a-priori run split across two processes (forced here; it is taken for runs
+    estimated at ``SPLIT_SECONDS`` or more) returns the one-process run's outputs exactly,
+    and says it ran in two processes."""
+    import s4cert.certs.apriori as apriori
+    from s4cert.certs.examples import example_model
+    m, eps = example_model(3, seed=2), Fraction(1, 10**12)
+    runs = {}
+    for seconds in (0.0, math.inf):
+        monkeypatch.setattr(apriori, "SPLIT_SECONDS", seconds)
+        monkeypatch.setattr(apriori, "_cores", lambda: 2)
+        msgs = []
+        runs[seconds] = (certify_kernel(m, 0.01, 16, eps, mode="a-priori", progress=msgs.append), msgs)
+    split, one = runs[0.0], runs[math.inf]
+    assert any(s.endswith("in two processes") for s in split[1])
+    assert not any(s.endswith("in two processes") for s in one[1])
+    assert split[0].exact == one[0].exact
+    for key in ("T0", "V0", "D0", "log2_K0", "log2_u", "circuit_cauchy"):
+        assert split[0].certificate[key] == one[0].certificate[key]

@@ -9,8 +9,11 @@ the M roots done by numpy on disk arrays (``arith.midrad``):
    the matrix products of the slices are exact and each sum is rounded once, radii by
    nonnegative matrix products with fl(1/|d|^2) and its square root
    (``proofs/midrad_filter.md``, Lemmas 8-10);
-3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
-   nonzero, else the route stops undecided), then H;
+3. per root, for rank one (no exceptional index, distinct poles) H = N / W with N one
+   more Cauchy sum whose weights are formed once in double-double (``midrad_quotient``,
+   Lemmas 12-13), so that H's disks follow |H| where the sums blow up next to a pole;
+   otherwise W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
+   nonzero, else the route stops undecided), then H = x - beta u W^-1 v;
 4. the inverse DFT by an iterative radix-2 transform on the midpoints with an error bound
    per entry and stage (Lemma 11); the kernel's radius at j is mean(rad H) plus that
    entry's bound over M.
@@ -30,6 +33,7 @@ import numpy as np
 from flint import acb, ctx
 
 from ...arith import BallField
+from ...arith.double_double import dd_of_balls
 from ...arith.ball import float_upper
 from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, abs_upper, dd_from_balls, down,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
@@ -41,6 +45,7 @@ from ..result import OK, Result, Status, undecided
 from . import correction
 from .constants import b_rows
 from .filter import setup
+from .midrad_quotient import applies as quotient_applies, mr_of_dd, mr_pairs, quotient_transfer, quotient_weights
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "float64 midpoint-radius"
@@ -91,82 +96,118 @@ def _pow2_at_least(m: np.ndarray) -> np.ndarray:
     return np.ldexp(np.ones_like(m), e - (f == 0.5))
 
 
-def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple[list[MR], float]:
+def _on_grid(hi: np.ndarray, lo: np.ndarray, g: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Double-float numbers hi + lo rebased so that the high part lies on the grid g (a power
+    of two >= 2^-60): (hi', lo', e) with hi' = g rint(hi/g) (exact), hi - hi' exact, and
+    lo' = fl(lo + (hi - hi')), so |hi + lo - hi' - lo'| <= u |lo'| per part and e >= u max |lo'|
+    (proofs/midrad_filter.md, Lemma 8)."""
+    out = []
+    for h, l in ((hi.real, lo.real), (hi.imag, lo.imag)):
+        h2 = np.rint(h / g) * g
+        out.append((h2, l + (h - h2)))
+    h2 = out[0][0] + 1j * out[1][0]
+    l2 = out[0][1] + 1j * out[1][1]
+    e = up(U * float(np.max(modulus_upper(l2), initial=0.0)))
+    return h2, l2, e
+
+
+def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
+                         weights_lo: list[np.ndarray] | None = None,
+                         bounded: list[MR] | None = None) -> tuple:
     """Disks of S_k = sum_j a_j / (z_k - mu_j) for each weight set, and a lower bound of
     min |z_k - mu_j| (inf without poles).
 
     ``roots`` and ``poles`` are double-float pairs with a radius, ``(hi, lo, R)`` with
-    |x - hi - lo| <= R: the differences d = z_k - mu_j are then formed to about u |d|,
-    so the bound does not grow like u/|d|^2 next to the circle.  The terms q = 1/d are cut
-    into a slice on the grid tau 2^-beta (tau from the root's largest |q|) and a rest, the
-    weights likewise (sigma from the set's largest |a|): the slices' matrix product is
-    exact, only the small rest is rounded, so the sums' rounding is one rounding of the
-    result (proofs/midrad_filter.md, Lemma 10).  The radius is T @ alpha + (1/|d|^2) @
-    beta with T ~ 1/|d|, the constants from the block's own largest R0 / |d|.
-    Raises RangeError when the disks cannot separate a root from a pole or a value
-    leaves the safe range."""
+    |x - hi - lo| <= R.  Both are first rebased so that their high parts lie on one grid
+    g, on which the high parts' difference is exact; the difference d = z_k - mu_j is
+    then rounded once, to u |d|, and 1/d is formed by two divisions by fl(|d|^2), to
+    3u |1/d| (Lemmas 8-9).  The terms q = 1/d are cut into a slice on the grid tau 2^-beta
+    (tau from the root's largest |q|) and a rest, the weights likewise (sigma from the
+    set's largest |a|): the slices' matrix product is exact, only the small rest is
+    rounded, so the sums' rounding is one rounding of the result (Lemma 10).  A weight set
+    may carry low parts (``weights_lo``: |a_j - mid_j - lo_j| <= rad_j), folded into the
+    rounded rest.  The radius is T @ alpha with T ~ 1/|d|, the constants from the block's
+    own largest 1/|d|.  For the weight sets ``bounded`` only upper bounds of
+    sum_j |a_j| / |z_k - mu_j| (>= |S_k|) are formed, and returned third: (sums, d,
+    bounds).  Raises RangeError when the disks cannot separate a root from a pole or a
+    value leaves the safe range."""
     zh, zl, zR = roots
     ph, pl, pR = poles
     M, n, K = len(zh), len(ph), len(weights)
+    nb = len(bounded) if bounded is not None else 0
     if n == 0:
-        return [MR(np.zeros(M, complex), np.zeros(M)) for _ in weights], math.inf
+        out = [MR(np.zeros(M, complex), np.zeros(M)) for _ in weights], math.inf
+        return out + ([np.zeros(M) for _ in range(nb)],) if bounded is not None else out
     beta = (53 - (2 * n - 1).bit_length()) // 2      # beta + beta + log2(2n) <= 53: exact slice products
     if not (n + 5) * U <= 0.01:
         raise RangeError("too many poles for the a-priori bounds")
     gam = up((n + 5) * U / (1 - (n + 5) * U))          # >= gamma_(n+3): the rest's rounding
+    big = max([1.0] + [float(np.max(np.abs(x), initial=0.0)) for x in (ph.real, ph.imag, zh.real, zh.imag)])
+    if not big <= LARGE:                               # NaN fails too
+        raise RangeError("a root or pole is not finite or exceeds 2^400")
+    g = float(_pow2_at_least(np.array(2.0 + big))) * 2.0 ** -52   # 2^53 g > |zh'| + |ph'| per part
+    zh, zl, ez = _on_grid(zh, zl, g)
+    ph, pl, ep = _on_grid(ph, pl, g)
     A = np.stack([w.mid for w in weights], axis=1)                     # n x K
-    Am = modulus_upper(A)
     Arad = np.stack([w.rad for w in weights], axis=1)
-    sigma = _pow2_at_least(np.where(np.max(np.maximum(np.abs(A.real), np.abs(A.imag)), axis=0) > 0,
-                                    np.max(np.maximum(np.abs(A.real), np.abs(A.imag)), axis=0), 1.0))
+    Alo = np.stack(weights_lo, axis=1) if weights_lo is not None else np.zeros(A.shape, complex)
+    Am = up(modulus_upper(A) + modulus_upper(Alo))                     # >= |mid + lo|
+    amax = np.max(np.maximum(np.abs(A.real), np.abs(A.imag)), axis=0)
+    sigma = _pow2_at_least(np.where(amax > 0, amax, 1.0))
     if not float(sigma.min()) >= 2.0 ** (beta - 1070):
         raise RangeError("a weight set too small for exact slices")
     C = 1.5 * 2.0 ** (52 - beta) * sigma
     A1 = ((A.real + C) - C) + 1j * ((A.imag + C) - C)   # on the grid sigma 2^-beta; A - A1 exact
-    A2 = A - A1
+    A2 = (A - A1) + Alo                                # the rest with the low parts: one rounding per part
     lay = lambda X: (np.concatenate([X.real, X.imag], axis=1).T.copy(), np.concatenate([X.imag, -X.real], axis=1).T.copy())
     (W1r, W1i), (W2r, W2i), (Wr, Wi) = lay(A1), lay(A2), lay(A)   # 2K x n: the products' left factors
     W12r, W12i = np.vstack([W1r, W2r]), np.vstack([W1i, W2i])
     one = lambda X: up(np.abs(X.real) + np.abs(X.imag))
-    rank1 = up(up(2 * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(A), axis=0)))   # per set, times tau
-    # R0 >= |exact (z - mu) - (zh + zl - ph - pl)| + the low parts' share of the rounding
+    rank1 = up(up(2 * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(A), axis=0)))
+    # the folding's roundings (u |A2| per part, against |q1| <= 2 tau) and q2 lo (|q2| <= tau 2^-beta)
+    fold = up(up(2 * U * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(Alo), axis=0)))
+    rank1 = up(up(gam * rank1) + fold)                # per set, times tau
+    # R0 >= |exact (z - mu) - (zh' + zl' - ph' - pl')| + the low parts' share of d's rounding
     LO = up(float(np.max(modulus_upper(zl))) + float(np.max(modulus_upper(pl))))
-    R0 = up(up(zR + pR) + up(2.03 * U * LO))
+    R0 = up(up(up(zR + pR) + up(ez + ep)) + up(1.01 * U * LO))
     s_a = up(Am + Arad)
-    a_rho = up((1 + 8 * U) * up((1 + 4.01 * U) * Arad))     # |q| rad a, per unit of T
-    a_u = up((1 + 8 * U) * up(U * s_a))                     # the terms' rounding, per unit of u T
-    a_beta = up((1 + 8 * U) * up(R0 * s_a)).T.copy()        # per unit of v / (1 - kappa)
+    a_rho = up((1 + 8 * U) * up((1 + 3.01 * U) * Arad))     # |q| rad a, per unit of T
+    a_u = up((1 + 8 * U) * up(U * s_a))                     # |1/d - q| |a|, per unit of c u T
     GT = np.hstack([a_rho, a_u]).T.copy()
+    if nb:   # |a_j| / |d| <= s_a (1 + 3u) T / (1 - kappa): rows (1 + 4u) s_a, the rest per block
+        GB = up((1 + 4 * U) * np.stack([up(up(modulus_upper(w.mid)) + w.rad) for w in bounded], axis=0))
+        out_b = np.empty((nb, M))
     out_re, out_im, out_rad = np.empty((M, K)), np.empty((M, K)), np.empty((M, K))
     inv_max = 0.0
     B = max(1, BLOCK_PAIRS // n)
     pre, pim, plre, plim = (x[:, None] for x in (ph.real, ph.imag, pl.real, pl.imag))   # poles x roots blocks
     # the block's work arrays, reused (fresh arrays of this size would each cost page faults)
-    bufs = [np.empty((n, min(B, M))) for _ in range(6)]
+    bufs = [np.empty((n, min(B, M))) for _ in range(7)]
     for s in range(0, M, B):
         e = min(M, s + B)
-        dre, dim, inv, tmp, q1r, q1i = (b[:, :e - s] for b in bufs)
-        np.subtract(zh.real[None, s:e], pre, out=dre)
+        dre, dim, inv, tmp, q1r, q1i, nrm = (b[:, :e - s] for b in bufs)
+        np.subtract(zh.real[None, s:e], pre, out=dre)      # exact (Lemma 8)
         dre += np.subtract(zl.real[None, s:e], plre, out=tmp)
         np.subtract(zh.imag[None, s:e], pim, out=dim)
         dim += np.subtract(zl.imag[None, s:e], plim, out=tmp)
-        np.multiply(dre, dre, out=inv)
-        inv += np.multiply(dim, dim, out=tmp)
-        with np.errstate(divide="ignore", over="ignore"):  # 0 or overflow is refused just below
-            np.divide(1.0, inv, out=inv)              # 1/|d|^2
+        np.multiply(dre, dre, out=nrm)
+        nrm += np.multiply(dim, dim, out=tmp)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # 0 or overflow is refused just below
+            np.divide(1.0, nrm, out=inv)              # 1/|d|^2
+            np.divide(dre, nrm, out=dre)              # Re(1/d)
+            np.divide(dim, nrm, out=dim)              # -Im(1/d)
         lo, hi = float(inv.min()), float(inv.max())
         if not (lo >= SMALL * SMALL and hi <= LARGE * LARGE):
             raise RangeError("a pole lies too close to (or too far from) a root for float64 disks")
         inv_max = max(inv_max, hi)
-        dre *= inv                                   # Re(1/d)
-        dim *= inv                                   # -Im(1/d)
-        rad2 = a_beta @ inv
         np.sqrt(inv, out=inv)                         # T ~ 1/|d|
         tmax_b = up((1 + 4 * U) * up(math.sqrt(hi)))
-        kappa = up(up(R0 * tmax_b) + 2.01 * U)        # >= rho t on the block (Lemma 9)
+        kappa = up(up(R0 * tmax_b) + 1.01 * U)        # >= rho t on the block (Lemma 9)
         if not kappa <= 0.25:
             raise RangeError("the disks of a pole and a root are too wide for their distance")
-        c_q = up(up(2.01 / down(1 - kappa)) + 4.01)   # |1/d - q| <= c_q u t + R0 t^2 / (1 - kappa)
+        # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 3.01
+        c_q = up(up(1.0 / down(1 - kappa)) + 3.01)
+        c_q = up(c_q + up(up(R0 * tmax_b) / up(U * down(1 - kappa))))
         tau = _pow2_at_least(up((1 + 8 * U) * inv.max(axis=0)))   # >= |q| >= its parts, per root (Lemma 9)
         if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
@@ -182,16 +223,19 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR]) -> tuple
         Y += Wi @ dim
         G = E + Y                                     # one rounding: <= u |G| per part
         out_re[s:e], out_im[s:e] = G[:K].T, G[K:].T
-        g = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
+        g1 = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
         GTb = GT @ inv
         rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:], n)))
-        rad = up(rad + up(sum_upper(rad2, n) / down(1 - kappa)))
-        rad = up(rad + up(up(gam * rank1)[:, None] * tau[None, :]))
-        out_rad[s:e] = up(rad + g).T
+        rad = up(rad + up(rank1[:, None] * tau[None, :]))
+        out_rad[s:e] = up(rad + g1).T
+        if nb:
+            out_b[:, s:e] = up(sum_upper(GB @ inv, n) / down(1 - kappa))
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
     out_rad = up(out_rad + n * 2.0 ** -1068)       # the products' underflow allowances
     sep = down(down((1 - 8 * U) / t_max) - R0)
     sums = [MR(out_re[:, c] + 1j * out_im[:, c], out_rad[:, c].copy()) for c in range(K)]
+    if bounded is not None:
+        return sums, max(float(sep), 0.0), [up(out_b[c] + n * 2.0 ** -1068) for c in range(nb)]
     return sums, max(float(sep), 0.0)
 
 
@@ -243,14 +287,18 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
     x = Hmid[:, bit_reverse(M)]
-    tw_rad = float(np.max(Z.rad))
-    tw_abs = float(np.max(abs_upper(Z.mid)))
     E = np.zeros((K, M))
-    t = up(up(3 * U * tw_abs) + tw_rad)
     size = 2
     while size <= M:
         half = size // 2
-        w = np.conj(Z.mid[0:M:M // size][:half])  # conj(z_(jM/size)) = exp(+2 pi i j / size)
+        idx = np.arange(half) * (M // size)
+        w = np.conj(Z.mid[idx])                   # conj(z_(jM/size)) = exp(+2 pi i j / size)
+        # per twiddle: 2.01 u |w^|_1 (the product's rounding) + rad w; 0 where w is exactly 1 or i
+        t = up(up(2.01 * U * up(np.abs(w.real) + np.abs(w.imag))) + Z.rad[idx])
+        if w[0] == 1:                               # w = 1 (j = 0): the product is exact
+            t[0] = 0.0
+        if size >= 4 and w[size // 4] == 1j:        # w = i exactly (j = size/4): exact too
+            t[size // 4] = 0.0
         v = x.reshape(K, -1, size)
         e, o = v[:, :, :half], v[:, :, half:]
         p = np.empty(o.shape, dtype=np.complex128)
@@ -259,8 +307,8 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
         y = np.empty_like(v)
         y[:, :, :half] = e + p
         y[:, :, half:] = e - p
-        # per entry: E' = E_e + E_o + (3u |w| + rad w) |o|_1 + u |out|_1 (Lemma 11), in round to
-        # nearest: the computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
+        # per entry: E' = E_e + E_o + t_j |o|_1 + u |out|_1 (Lemma 11), in round to nearest: the
+        # computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
         Ev = E.reshape(K, -1, size)
         base = Ev[:, :, :half] + Ev[:, :, half:]
         base += t * (np.abs(o.real) + np.abs(o.imag))
@@ -312,7 +360,8 @@ def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple
 
 
 def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
-                         exceptional: list[int] | None = None, prec: int = 128) -> Result:
+                         exceptional: list[int] | None = None, prec: int = 128,
+                         quotient: bool = True) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
     ``BallField(prec)``.  ``info`` holds ``M``, ``exceptional``, the Cauchy route and
     the constants' ingredients: ``b`` and ``w`` (upper), ``d`` (lower), ``A_wt`` (upper,
@@ -323,8 +372,10 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     ``"M"``, ``"exceptional"``, ``"poles"`` (how many), ``"cauchy"`` (``"route"``:
     ``"direct"``, ``"arithmetic"``), ``"b"``, ``"w"`` (upper bounds, floats >= 1),
     ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper bounds of
-    sum_j |a_j| by weight key).  Statuses: ``undecided`` (``info["reason"]``), and the
-    set-up's (``filter.setup``).
+    sum_j |a_j| by weight key), ``"transfer"``: ``"quotient"`` when H was formed as N / W
+    (``midrad_quotient``: rank one, no exceptional index, distinct poles, and
+    ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then x - beta u W^-1 v).
+    Statuses: ``undecided`` (``info["reason"]``), and the set-up's (``filter.setup``).
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_midrad(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)
@@ -340,17 +391,36 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     try:
         Z = roots_of_unity(M)
         keys = list(st.weights)
-        wdisks = [_disks(F, st.weights[k]) for k in keys]
-        sums, sep = cauchy_direct_midrad(roots_of_unity_dd(M), dd_from_balls(st.poles), wdisks)
-        blocks = dict(zip(keys, sums))
-        for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
-            cd = _disks(F, [const])
-            blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
+        poles = dd_from_balls(st.poles)
+        wdd = [dd_of_balls([F.enclose(x) for x in st.weights[k]]) for k in keys]
+        qw = None
+        if quotient and quotient_applies(r, st):
+            try:
+                qw = quotient_weights(F, st, wdd)
+            except RangeError:   # two poles not told apart: the correction as below
+                qw = None
         minus_one = correction.minus_one_index(M)
         mask = np.ones(M, dtype=bool)
         if minus_one is not None:
             mask[minus_one] = False
-        H, Winv = transfer_disks(blocks, Z, r, minus_one)
+        if qw:
+            # N and T as sums; x, u, v only bounded (for b): disks around 0 of radius >= |S|
+            (T_w, T_lo), (nu_w, nu_lo) = mr_pairs(wdd[keys.index((0, 0))]), mr_pairs(qw[0])
+            others = [k for k in keys if k != (0, 0)]
+            (Ts, Ns), sep, ubs = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [T_w, nu_w], [T_lo, nu_lo],
+                                                      [mr_pairs(wdd[keys.index(k)])[0] for k in others])
+            n0 = mr_of_dd(qw[1])
+            H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, Z, minus_one)
+            blocks = {(0, 0): Ts, **{k: MR(np.zeros(M, complex), ub) for k, ub in zip(others, ubs)}}
+            Winv = [[winv]]
+        else:
+            sets = [mr_pairs(w) for w in wdd]
+            sums, sep = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [w for w, _ in sets], [lo for _, lo in sets])
+            blocks = dict(zip(keys, sums))
+            for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
+                cd = _disks(F, [const])
+                blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
+            H, Winv = transfer_disks(blocks, Z, r, minus_one)
         if minus_one is not None:
             h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
             H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
@@ -358,11 +428,12 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         bounds = constant_bounds(blocks, Winv, mask, r)
     except RangeError as e:
         return undecided(f"float64 disks: {e}")
-    A_wt = {key: float(sum_upper(float(np.sum(up(modulus_upper(w.mid) + w.rad))), len(w))) if len(w) else 0.0
-            for key, w in zip(keys, wdisks)}
+    A_wt = {key: float(sum_upper(float(np.sum(w.abs_upper())), len(w))) if len(w) else 0.0
+            for key, w in zip(keys, wdd)}
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
             "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
-            "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt}
+            "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt,
+            "transfer": "quotient" if qw else "correction"}
     return Result(Status.OK, (mid[:L].copy(), R[:L].copy()), info)
 
 

@@ -1,0 +1,182 @@
+"""The rank-one transfer value as a quotient of two Cauchy sums (float64 disk route).
+
+For r = 1 and no exceptional index, with the scaled blocks x, u, v, T of ``correction``
+(Cauchy sums with weights a^x, a^u, a^v, a^T over the poles mu_j) and W = 1 + beta T,
+beta = (1 + z)/2:
+
+    H = x - beta u v / W = (x W - beta u v) / W = (x + beta D) / W,    D = x T - u v.
+
+D is a Cauchy sum with simple poles: the double poles of x T - u v cancel, since
+a^x_j a^T_j = a^u_j a^v_j (= g_j^2 conj(C~_j) B_j conj(Q_j) P_j), and partial fractions give
+D(z) = sum_i e_i / (z - mu_i) with
+
+    e_i = sum_{j != i} c_ij / (mu_i - mu_j),  c_ij = a^x_i a^T_j + a^x_j a^T_i - a^u_i a^v_j - a^u_j a^v_i.
+
+As beta / (z - mu) = 1/2 + ((1 + mu)/2) / (z - mu),
+
+    N(z) = x + beta D = n0 + sum_i nu_i / (z - mu_i),  nu_i = a^x_i + e_i (1 + mu_i)/2,  n0 = sum_i e_i / 2,
+
+one more Cauchy sum.  Near a pole mu_i, N and W both grow like 1/(z - mu_i) and H = N / W
+stays moderate: the disks of N / W follow |H| where those of x - beta u v / W follow |x|
+(proofs/midrad_filter.md, Lemma 12).  The weights nu_i and n0 are formed in double-double
+disks (``arith.double_double``) from the set-up's balls, every pair (i, j) at once.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...arith.double_double import DD, add_pairs, dd_of_balls, normalized, split
+from ...arith.midrad import MR, U, sum_upper, up
+
+#: the weight keys of x, u, v and T for r = 1
+KEYS = (("C", "B"), ("C", 0), (0, "B"), (0, 0))
+
+
+def applies(r: int, st: Any) -> bool:
+    """Whether the quotient form applies to a set-up: rank one, no exceptional index and
+    at least one regular pole."""
+    return r == 1 and not st.exceptional and not st.offsets and len(st.poles) > 0
+
+
+def _pair_products(E: DD, A: DD) -> tuple:
+    """The midpoint-only products E_ij a_jc (pairs, a priori bounded: Lemma 8 of
+    proofs/double_double_filter.md) for E of shape (n, n) and A of shape (n, K), as four
+    (K, n, n) arrays (re hi, re lo, im hi, im lo; [c, i, j]); normalized inputs, each high
+    part split once (``midrad_dd._mul_pairs_split``, Lemma 8's kernel).  The last axis
+    is j, so numpy's inner loops run over n entries."""
+    from .midrad_dd import _mul_pairs_split   # here: midrad_dd imports midrad, which imports this module
+    er, erl, ei, eil = (x[None, :, :] for x in (E.rh, E.rl, E.ih, E.il))
+    ar, arl, ai, ail = (np.ascontiguousarray(x.T)[:, None, :] for x in (A.rh, A.rl, A.ih, A.il))
+    (erH, erL), (eiH, eiL), (arH, arL), (aiH, aiL) = (split(x) for x in (er, ei, ar, ai))
+    p1 = _mul_pairs_split(er, erl, erH, erL, ar, arl, arH, arL)
+    p2 = _mul_pairs_split(ei, eil, eiH, eiL, ai, ail, aiH, aiL)
+    p3 = _mul_pairs_split(er, erl, erH, erL, ai, ail, aiH, aiL)
+    p4 = _mul_pairs_split(ei, eil, eiH, eiL, ar, arl, arH, arL)
+    re = add_pairs(p1[0], p1[1], -p2[0], -p2[1])
+    im = add_pairs(p3[0], p3[1], p4[0], p4[1])
+    return re[0], re[1], im[0], im[1]
+
+
+def _tree_sum(parts: tuple) -> tuple[tuple, int]:
+    """Sums over the last axis of pair arrays (re hi, re lo, im hi, im lo) by ``add_pairs``
+    on halves, the axis first padded with exact zeros to a power of two: (the sums, the
+    number of halvings D)."""
+    m = parts[0].shape[-1]
+    size = 1 << max(0, (m - 1).bit_length())
+    if size > m:
+        pad = [(0, 0)] * (parts[0].ndim - 1) + [(0, size - m)]
+        parts = tuple(np.pad(x, pad) for x in parts)
+    depth = 0
+    while size > 1:
+        h = size // 2
+        rh, rl = add_pairs(parts[0][..., :h], parts[1][..., :h], parts[0][..., h:], parts[1][..., h:])
+        ih, il = add_pairs(parts[2][..., :h], parts[3][..., :h], parts[2][..., h:], parts[3][..., h:])
+        parts, size, depth = (rh, rl, ih, il), h, depth + 1
+    return tuple(x[..., 0].T.copy() for x in parts), depth
+
+
+def cauchy_at_poles(E: DD, A: DD) -> DD:
+    """Disks of S'_ic = sum_j E_ij a_jc for disks E (n, n) and A (n, K): the products and
+    the sums over j as pairs (``mul_pairs``, ``add_pairs``), their rounding bounded a priori
+    by (11.2 + 3.2 D) u^2 1.01 sum_j |E_h|_1 |a_h|_1 plus underflow allowances, and the
+    disks' radii by sum_j (|E| rad a + rad E |a| + rad E rad a), all sums over j by matrix
+    products of nonnegative floats and ``sum_upper`` (proofs/midrad_filter.md, Lemma 13)."""
+    E, A = normalized(E), normalized(A)
+    n = E.rh.shape[1]
+    (rh, rl, ih, il), depth = _tree_sum(_pair_products(E, A))
+    e1 = up(np.abs(E.rh) + np.abs(E.ih))                     # |E_h|_1
+    a1 = up(np.abs(A.rh) + np.abs(A.ih))
+    em = up(e1 * (1 + 2 * U))                                # >= |E_h + E_l|
+    am = up(a1 * (1 + 2 * U))
+    c = up((11.2 + 3.2 * depth) * 1.01 * U * U)
+    rnd = up(c * sum_upper(e1 @ a1, n))
+    rad = up(up(sum_upper(em @ A.rad, n) + sum_upper(E.rad @ am, n)) + sum_upper(E.rad @ A.rad, n))
+    tiny = up(n * (4 * 2.0 ** -947 + (depth + 1) * 2.0 ** -940))
+    return DD(rh, rl, ih, il, up(up(rad + rnd) + tiny))
+
+
+def _row_sums(x: DD) -> DD:
+    """sum_j x[i, j, ...] over the second axis of an array of disks, by halving it (each
+    step one ``DD.add`` of two halves; an odd slice left over is added at the end)."""
+    rest = None
+    while x.rh.shape[1] > 1:
+        m = x.rh.shape[1]
+        if m % 2:
+            last = x[:, m - 1]
+            rest = last if rest is None else rest.add(last)
+            x = x[:, :m - 1]
+            m -= 1
+        x = x[:, :m // 2].add(x[:, m // 2:])
+    out = x[:, 0]
+    return out if rest is None else out.add(rest)
+
+
+def _tile(x: DD, shape: tuple, reps: tuple) -> DD:
+    """The disks of x reshaped to ``shape`` and broadcast to ``reps`` (copies)."""
+    return DD(*(np.broadcast_to(a.reshape(shape), reps).copy() for a in (x.rh, x.rl, x.ih, x.il, x.rad)))
+
+
+def _stack(xs: list[DD]) -> DD:
+    """Disk arrays of one length n side by side: shape (n, len(xs))."""
+    return DD(*(np.stack([getattr(x, f) for x in xs], axis=1) for f in ("rh", "rl", "ih", "il", "rad")))
+
+
+def quotient_weights(F, st: Any, weights: list[DD]) -> tuple[DD, DD]:
+    """(nu, n0): the weights nu_i of N as double-double disks and n0 (one disk), from the
+    set-up ``st`` of ``filter.setup`` in the field F (which ``applies``) and the weights'
+    double-double disks (in the order of ``st.weights``).  With E_ij = 1/(mu_i - mu_j)
+    (i != j) and S'_i = sum_{j != i} E_ij a_j for each of the four weight sets,
+    e_i = a^x_i T'_i + a^T_i x'_i - a^u_i v'_i - a^v_i u'_i (the sum over j of c_ij E_ij).
+    Raises RangeError when two poles' disks cannot be told apart (then 1/(mu_i - mu_j) is
+    not bounded) or a magnitude leaves the double-double range."""
+    mu = dd_of_balls([F.enclose(p) for p in st.poles])
+    by_key = dict(zip(st.weights, weights))
+    ax, au, av, aT = (by_key[k] for k in KEYS)
+    n = len(mu)
+    if n == 1:
+        e = DD.exact(np.zeros(1))
+    else:
+        diff = _tile(mu, (n, 1), (n, n)).sub(_tile(mu, (1, n), (n, n)))
+        eye = np.eye(n, dtype=bool)
+        diff.set_point(eye, 1.0)                      # the diagonal is not used: set E_ii = 0 below
+        inv = diff.inv()
+        inv.set_point(eye, 0.0)
+        S = cauchy_at_poles(inv, _stack([aT, ax, av, au]))   # (n, 4): T', x', v', u'
+        left = _stack([ax, aT, au, av])                 # the factors of T', x', v', u'
+        prod = left.mul(S)
+        e = prod[:, 0].add(prod[:, 1]).sub(prod[:, 2].add(prod[:, 3]))
+    half_one_mu = mu.add(DD.exact(np.ones(n))).scale(0.5)
+    nu = ax.add(e.mul(half_one_mu))
+    n0 = _row_sums(e.reshape(1, n)).scale(0.5)
+    return nu, n0
+
+
+def mr_pairs(x: DD) -> tuple[MR, np.ndarray]:
+    """A double-double disk array as float64 disks with low parts: (MR(hi, rad), lo),
+    |x - hi - lo| <= rad for every point x of each disk (``cauchy_direct_midrad``'s
+    weights with ``weights_lo``)."""
+    return MR(x.rh + 1j * x.ih, x.rad.copy()), x.rl + 1j * x.il
+
+
+def mr_of_dd(x: DD) -> MR:
+    """A double-double disk array as float64 disks: the high parts of the normalized
+    midpoint, the radius plus |lo_re| + |lo_im| (what the high parts leave out)."""
+    x = normalized(x)
+    mid = x.rh + 1j * x.ih
+    return MR(mid, up(x.rad + up(up(np.abs(x.rl) + np.abs(x.il)))))
+
+
+def quotient_transfer(N: MR, T: MR, Z: MR, skip) -> tuple[MR, MR]:
+    """H = N / W with W = 1 + beta T, beta = (1 + z)/2 from the roots' disks Z, on float64
+    disk arrays: (H, 1/W).  At the positions ``skip`` (z = -1, or None) W is set to the
+    point 1 (the caller sets H there).  RangeError when some W is not certainly nonzero."""
+    M = len(Z)
+    one = MR.exact(np.ones(M))
+    beta = Z.add(one).scale(0.5)
+    W = one.add(beta.mul(T))
+    if skip is not None:
+        W.set_point(skip, 1.0)
+    Winv = W.inv()
+    return N.mul(Winv), Winv

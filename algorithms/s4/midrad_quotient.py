@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, add_pairs, dd_of_balls, normalized, split
+from ...arith.double_double import DD, add_pairs, dd_of_balls, mul_pairs, normalized
 from ...arith.midrad import MR, U, sum_upper, up
 
 #: the weight keys of x, u, v and T for r = 1
@@ -43,17 +43,12 @@ def applies(r: int, st: Any) -> bool:
 def _pair_products(E: DD, A: DD) -> tuple:
     """The midpoint-only products E_ij a_jc (pairs, a priori bounded: Lemma 8 of
     proofs/double_double_filter.md) for E of shape (n, n) and A of shape (n, K), as four
-    (K, n, n) arrays (re hi, re lo, im hi, im lo; [c, i, j]); normalized inputs, each high
-    part split once (``midrad_dd._mul_pairs_split``, Lemma 8's kernel).  The last axis
-    is j, so numpy's inner loops run over n entries."""
-    from .midrad_dd import _mul_pairs_split   # here: midrad_dd imports midrad, which imports this module
+    (K, n, n) arrays (re hi, re lo, im hi, im lo; [c, i, j]); normalized inputs.  The last
+    axis is j, so numpy's inner loops run over n entries."""
     er, erl, ei, eil = (x[None, :, :] for x in (E.rh, E.rl, E.ih, E.il))
     ar, arl, ai, ail = (np.ascontiguousarray(x.T)[:, None, :] for x in (A.rh, A.rl, A.ih, A.il))
-    (erH, erL), (eiH, eiL), (arH, arL), (aiH, aiL) = (split(x) for x in (er, ei, ar, ai))
-    p1 = _mul_pairs_split(er, erl, erH, erL, ar, arl, arH, arL)
-    p2 = _mul_pairs_split(ei, eil, eiH, eiL, ai, ail, aiH, aiL)
-    p3 = _mul_pairs_split(er, erl, erH, erL, ai, ail, aiH, aiL)
-    p4 = _mul_pairs_split(ei, eil, eiH, eiL, ar, arl, arH, arL)
+    p1, p2 = mul_pairs(er, erl, ar, arl), mul_pairs(ei, eil, ai, ail)
+    p3, p4 = mul_pairs(er, erl, ai, ail), mul_pairs(ei, eil, ar, arl)
     re = add_pairs(p1[0], p1[1], -p2[0], -p2[1])
     im = add_pairs(p3[0], p3[1], p4[0], p4[1])
     return re[0], re[1], im[0], im[1]

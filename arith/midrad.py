@@ -223,6 +223,21 @@ class MR:
         return (d == 0) | (up((1 + 2 * U) * modulus_upper(d)) <= self.rad)  # fl(v - mid) = 0 iff v = mid
 
 
+def on_grid(hi: np.ndarray, lo: np.ndarray, g: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Double-float numbers hi + lo rebased so that the high part lies on the grid g (a power
+    of two >= 2^-60): (hi', lo', e) with hi' = g rint(hi/g) (exact), hi - hi' exact, and
+    lo' = fl(lo + (hi - hi')), so |hi + lo - hi' - lo'| <= u |lo'| per part and e >= u max |lo'|
+    (proofs/midrad_filter.md, Lemma 8)."""
+    out = []
+    for h, l in ((hi.real, lo.real), (hi.imag, lo.imag)):
+        h2 = np.rint(h / g) * g
+        out.append((h2, l + (h - h2)))
+    h2 = out[0][0] + 1j * out[1][0]
+    l2 = out[0][1] + 1j * out[1][1]
+    e = up(U * float(np.max(modulus_upper(l2), initial=0.0)))
+    return h2, l2, e
+
+
 #: bound on |x - (hi + lo)| of the double-float pairs made from enclosures
 DD_RADIUS = 2.0 ** -103
 

@@ -35,7 +35,7 @@ from flint import acb, ctx
 from ...arith import BallField
 from ...arith.double_double import dd_of_balls
 from ...arith.ball import float_upper
-from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, abs_upper, dd_from_balls, down,
+from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, abs_upper, dd_from_balls, down, on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -96,21 +96,6 @@ def _pow2_at_least(m: np.ndarray) -> np.ndarray:
     return np.ldexp(np.ones_like(m), e - (f == 0.5))
 
 
-def _on_grid(hi: np.ndarray, lo: np.ndarray, g: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Double-float numbers hi + lo rebased so that the high part lies on the grid g (a power
-    of two >= 2^-60): (hi', lo', e) with hi' = g rint(hi/g) (exact), hi - hi' exact, and
-    lo' = fl(lo + (hi - hi')), so |hi + lo - hi' - lo'| <= u |lo'| per part and e >= u max |lo'|
-    (proofs/midrad_filter.md, Lemma 8)."""
-    out = []
-    for h, l in ((hi.real, lo.real), (hi.imag, lo.imag)):
-        h2 = np.rint(h / g) * g
-        out.append((h2, l + (h - h2)))
-    h2 = out[0][0] + 1j * out[1][0]
-    l2 = out[0][1] + 1j * out[1][1]
-    e = up(U * float(np.max(modulus_upper(l2), initial=0.0)))
-    return h2, l2, e
-
-
 def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
                          weights_lo: list[np.ndarray] | None = None,
                          bounded: list[MR] | None = None) -> tuple:
@@ -146,8 +131,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     if not big <= LARGE:                               # NaN fails too
         raise RangeError("a root or pole is not finite or exceeds 2^400")
     g = float(_pow2_at_least(np.array(2.0 + big))) * 2.0 ** -52   # 2^53 g > |zh'| + |ph'| per part
-    zh, zl, ez = _on_grid(zh, zl, g)
-    ph, pl, ep = _on_grid(ph, pl, g)
+    zh, zl, ez = on_grid(zh, zl, g)
+    ph, pl, ep = on_grid(ph, pl, g)
     A = np.stack([w.mid for w in weights], axis=1)                     # n x K
     Arad = np.stack([w.rad for w in weights], axis=1)
     Alo = np.stack(weights_lo, axis=1) if weights_lo is not None else np.zeros(A.shape, complex)

@@ -33,7 +33,7 @@ import numpy as np
 from flint import acb, ctx
 
 from ...arith import BallField
-from ...arith.double_double import dd_of_balls
+from ...arith.double_double import DD, dd_of_balls
 from ...arith.ball import float_upper
 from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, abs_upper, dd_from_balls, down, on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
@@ -302,9 +302,11 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
         np.add(base, U * (np.abs(top.real) + np.abs(top.imag)), out=En[:, :, :half])
         np.add(base, U * (np.abs(bot.real) + np.abs(bot.imag)), out=En[:, :, half:])
         x, E = y.reshape(K, M), En.reshape(K, M)
-        if not float(np.max(np.abs(x.real), initial=0.0)) <= LARGE or not float(np.max(np.abs(x.imag), initial=0.0)) <= LARGE:
-            raise RangeError("the inverse transform left the safe range")
         size *= 2
+    # an overflow anywhere leaves an inf or NaN in x or E (neither becomes finite again)
+    if not (float(np.max(np.abs(x.real), initial=0.0)) <= LARGE and float(np.max(np.abs(x.imag), initial=0.0)) <= LARGE
+            and float(np.max(E, initial=0.0)) <= LARGE):
+        raise RangeError("the inverse transform left the safe range")
     stages = max(1, M.bit_length() - 1)
     E = up(up(E * (1 + 5 * stages * U)) + M * 2.0 ** -1070)  # the roundings of E itself, and underflows
     mid = x / M
@@ -377,11 +379,12 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         Z = roots_of_unity(M)
         keys = list(st.weights)
         poles = dd_from_balls(st.poles)
+        mu = DD.from_parts(poles[0], poles[1], poles[2])
         wdd = [dd_of_balls([F.enclose(x) for x in st.weights[k]]) for k in keys]
         qw = None
         if quotient and quotient_applies(r, st):
             try:
-                qw = quotient_weights(F, st, wdd)
+                qw = quotient_weights(st, mu, wdd)
             except RangeError:   # two poles not told apart: the correction as below
                 qw = None
         minus_one = correction.minus_one_index(M)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, add_pairs, dd_of_balls, mul_pairs, normalized
+from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
 from ...arith.midrad import MR, U, sum_upper, up
 
 #: the weight keys of x, u, v and T for r = 1
@@ -108,36 +108,32 @@ def _row_sums(x: DD) -> DD:
     return out if rest is None else out.add(rest)
 
 
-def _tile(x: DD, shape: tuple, reps: tuple) -> DD:
-    """The disks of x reshaped to ``shape`` and broadcast to ``reps`` (copies)."""
-    return DD(*(np.broadcast_to(a.reshape(shape), reps).copy() for a in (x.rh, x.rl, x.ih, x.il, x.rad)))
-
-
 def _stack(xs: list[DD]) -> DD:
     """Disk arrays of one length n side by side: shape (n, len(xs))."""
     return DD(*(np.stack([getattr(x, f) for x in xs], axis=1) for f in ("rh", "rl", "ih", "il", "rad")))
 
 
-def quotient_weights(F, st: Any, weights: list[DD]) -> tuple[DD, DD]:
+def quotient_weights(st: Any, mu: DD, weights: list[DD]) -> tuple[DD, DD]:
     """(nu, n0): the weights nu_i of N as double-double disks and n0 (one disk), from the
-    set-up ``st`` of ``filter.setup`` in the field F (which ``applies``) and the weights'
-    double-double disks (in the order of ``st.weights``).  With E_ij = 1/(mu_i - mu_j)
+    set-up ``st`` of ``filter.setup`` (which ``applies``), the poles' double-double disks
+    ``mu`` and the weights' (in the order of ``st.weights``).  With E_ij = 1/(mu_i - mu_j)
     (i != j) and S'_i = sum_{j != i} E_ij a_j for each of the four weight sets,
     e_i = a^x_i T'_i + a^T_i x'_i - a^u_i v'_i - a^v_i u'_i (the sum over j of c_ij E_ij).
     Raises RangeError when two poles' disks cannot be told apart (then 1/(mu_i - mu_j) is
     not bounded) or a magnitude leaves the double-double range."""
-    mu = dd_of_balls([F.enclose(p) for p in st.poles])
     by_key = dict(zip(st.weights, weights))
     ax, au, av, aT = (by_key[k] for k in KEYS)
     n = len(mu)
     if n == 1:
         e = DD.exact(np.zeros(1))
     else:
-        diff = _tile(mu, (n, 1), (n, n)).sub(_tile(mu, (1, n), (n, n)))
-        eye = np.eye(n, dtype=bool)
-        diff.set_point(eye, 1.0)                      # the diagonal is not used: set E_ii = 0 below
-        inv = diff.inv()
-        inv.set_point(eye, 0.0)
+        iu, ju = np.triu_indices(n, 1)               # i < j: E_ji = -E_ij
+        upper = mu[iu].sub(mu[ju]).inv()
+        inv = DD(*(np.zeros((n, n)) for _ in range(5)))
+        for f in ("rh", "rl", "ih", "il"):
+            getattr(inv, f)[iu, ju] = getattr(upper, f)
+            getattr(inv, f)[ju, iu] = -getattr(upper, f)
+        inv.rad[iu, ju] = inv.rad[ju, iu] = upper.rad
         S = cauchy_at_poles(inv, _stack([aT, ax, av, au]))   # (n, 4): T', x', v', u'
         left = _stack([ax, aT, au, av])                 # the factors of T', x', v', u'
         prod = left.mul(S)

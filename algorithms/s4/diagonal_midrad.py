@@ -10,8 +10,9 @@ Write ``l = m T + k`` (``0 <= k < T``, T about sqrt(L)).  Then
 (n x T) matrix product of two power tables, each entry at most ``log2`` of the table's
 length products away from the disks of ``z^(2^h)`` and ``z^(T 2^h)``.  The tables carry one
 relative bound per row (Lemma D2) and a table of moduli (Lemma D5); the midpoint is two
-real BLAS products (the real part only), the radius one real product of the moduli tables
-times a per-row constant plus a per-row term (Lemma D4).  The bounds assume IEEE round to
+real BLAS products (the real part only), the radius one per block of T outputs: a
+matrix-vector product of table B's moduli with a bound of table A's (Lemma D6) times a
+per-row constant plus a per-row term (Lemma D4).  The bounds assume IEEE round to
 nearest, numpy's complex product formed from two real products and one addition per part,
 and matrix products whose entries are sums of n products each rounded once per operation
 (any order, fused or not).
@@ -87,16 +88,19 @@ class _Table:
     rho: np.ndarray
     tau: np.ndarray
     M: np.ndarray
-    mod: np.ndarray
+    mod: np.ndarray | None
     gam: float
     alpha: np.ndarray
     tbar: np.ndarray
+    mod_max: np.ndarray | None = None
 
 
-def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -> _Table:
+def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR,
+                 moduli: bool = True) -> _Table:
     """Midpoints of ``first * z^(step k)`` for ``0 <= k < count`` (shape (batch, count, n):
     k the middle axis, so that each stage writes whole rows), their bounds, and a table of
-    their moduli (see ``_Table``).
+    their moduli (see ``_Table``); with ``moduli=False``, in place of the table, a bound
+    ``mod_max`` (batch, n) of every entry the table would hold (Lemma D6).
 
     Entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k), the factor's
     disks from ``power``: each entry is at most ``log2 count`` products from the
@@ -105,11 +109,14 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
     the factors (D3), with gam, alpha growing per level (Lemma D5)."""
     batch, n = first.mid.shape
     mid = np.empty((batch, count, n), dtype=np.complex128)
-    mod = np.empty((batch, count, n))
+    mod = np.empty((batch, count, n)) if moduli else None
     mid[:, 0] = first.mid
-    mod[:, 0] = _modulus(first.mid)
+    t0 = _modulus(first.mid)
+    if moduli:
+        mod[:, 0] = t0
+    mod_max = None if moduli else t0
     rho, tau = relative_bounds(first)
-    tbar = _row_max(mod[:, 0])
+    tbar = _row_max(t0)
     M = _modulus_bound(tbar)
     gam, alpha = 1 + 4 * U, np.full(batch, MOD_ABS)   # D3: 1 + 3u <= 1 + 4u
     h = 0
@@ -118,7 +125,10 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
         lo, hi = 1 << h, min(count, 2 << h)
         np.multiply(mid[:, :hi - lo], f.mid[:, None, :], out=mid[:, lo:hi])
         tf = _modulus(f.mid)
-        np.multiply(mod[:, :hi - lo], tf[:, None, :], out=mod[:, lo:hi])
+        if moduli:
+            np.multiply(mod[:, :hi - lo], tf[:, None, :], out=mod[:, lo:hi])
+        else:  # D6: every entry so far is at most mod_max, so every new one at most this
+            mod_max = up(mod_max * np.maximum(tf, 1.0))
         rf, tauf = relative_bounds(f)
         tf_max = _row_max(tf)
         r2, t2, M2 = _product_bounds(rho, tau, M, rf, tauf, _modulus_bound(tf_max))
@@ -127,7 +137,7 @@ def _power_table(power: Callable[[int], MR], step: int, count: int, first: MR) -
         h += 1
     if not (np.all(np.isfinite(mid)) and np.all(np.isfinite(rho)) and np.all(np.isfinite(tau))):
         raise ArithmeticError("a power left the float64 range")
-    return _Table(mid, rho, tau, M, mod, gam, alpha, tbar)
+    return _Table(mid, rho, tau, M, mod, gam, alpha, tbar, mod_max)
 
 
 def _modulus_bounds(gam: float, alpha: np.ndarray, tbar: np.ndarray, tf_max: np.ndarray):
@@ -176,13 +186,16 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     batch, n = W.mid.shape
     T = table_step(L)
     blocks = -(-L // T)
-    A = _power_table(power, 1, T, _mul(W, S))                            # (batch, T, n): W S z^k
+    A = _power_table(power, 1, T, _mul(W, S), moduli=False)             # (batch, T, n): W S z^k
     B = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))   # (batch, blocks, n): z^(T m)
-    # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel
+    # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel;
+    # the factor (1 or 2) is applied to B's midpoints, exactly
     At = np.swapaxes(A.mid, 1, 2)                                        # (batch, n, T)
-    Re = np.matmul(B.mid.real, At.real)
-    Re -= np.matmul(B.mid.imag, At.imag)
-    P = np.matmul(B.mod, np.swapaxes(A.mod, 1, 2))
+    Bf = B.mid * factor if factor != 1 else B.mid
+    Re = np.matmul(Bf.real, At.real)
+    Re -= np.matmul(Bf.imag, At.imag)
+    # D6: one radius per block row, from the moduli of B times the bound of A's over the block
+    P = np.matmul(B.mod, A.mod_max[:, :, None])[:, :, 0]                  # (batch, blocks)
     g = _gamma(n)
     # Lemma D4: |K - Re| <= (g + spread) S + u |Re| + C0 with S = sum_n |mA||mB|, and by D5
     # S <= gA gB (P (1 + (2n+2)u) + n 2^-1072) + n (gA tbarA alphaB + alphaA gB tbarB + alphaA alphaB);
@@ -203,11 +216,10 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     c1 = up(c1 * (1 + 4 * U)) * factor
     c0 = (up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)) * factor
     rad = P
-    rad *= c1[:, None, None]
-    rad += c0[:, None, None]
-    Re *= factor
+    rad *= c1[:, None]
+    rad += c0[:, None]
     mid_l = Re.reshape(batch, T * blocks)[:, :L]
-    rad_l = rad.reshape(batch, T * blocks)[:, :L]
+    rad_l = np.broadcast_to(rad[:, :, None], (batch, blocks, T)).reshape(batch, T * blocks)[:, :L]
     if not (np.all(np.isfinite(mid_l)) and np.all(np.isfinite(rad_l))):
         rad_l = np.where(np.isfinite(mid_l) & np.isfinite(rad_l), rad_l, np.inf)
     return mid_l, rad_l

@@ -180,6 +180,27 @@ def test_power_tables_lemma_d2_with_underflow():
     assert float(rho.max()) < 1e-14                      # the bounds stay relative: the test is not vacuous
 
 
+def test_moduli_bound_lemma_d6():
+    """Lemma D6: without the moduli table, mod_max bounds every entry the table holds (floats
+    compared exactly), for nodes inside, on and outside the unit circle and underflowing
+    ones; the midpoints and the (rho, tau, M, gam, alpha, tbar) bounds are unchanged."""
+    rng = np.random.default_rng(6)
+    z = np.exp(rng.uniform(-0.2, 0.02, (3, 8)) + 1j * rng.uniform(-np.pi, np.pi, (3, 8)))
+    z[2, :3] = [1e-30 + 1e-31j, 1.0, -1.0]
+    zd = dd_point(z, np.abs(z) * 1e-22)
+    first = MR(rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8)), np.zeros((3, 8)))
+    first.mid[1, 0] = 0.0
+    for step, count in ((1, 37), (5, 16), (1, 1)):
+        full = _power_table(dd_powers(zd), step, count, first)
+        lean = _power_table(dd_powers(zd), step, count, first, moduli=False)
+        assert lean.mod is None and np.array_equal(lean.mid, full.mid)
+        for name in ("rho", "tau", "M", "alpha", "tbar"):
+            assert np.array_equal(getattr(lean, name), getattr(full, name))
+        assert lean.gam == full.gam
+        assert np.all(full.mod <= lean.mod_max[:, None, :])
+        assert np.all(np.isfinite(lean.mod_max))
+
+
 # -- Lemma D4: the sum ----------------------------------------------------------------------------
 
 def test_vandermonde_sum_lemma_d4_with_tiny_and_zero_rows():

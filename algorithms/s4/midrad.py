@@ -45,7 +45,8 @@ from ..result import OK, Result, Status, undecided
 from . import correction
 from .constants import b_rows
 from .filter import setup
-from .midrad_quotient import applies as quotient_applies, mr_of_dd, mr_pairs, quotient_transfer, quotient_weights
+from .midrad_quotient import (applies as quotient_applies, mr_of_dd, mr_pairs, quotient_pays, quotient_transfer,
+                              quotient_weights)
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "float64 midpoint-radius"
@@ -271,8 +272,10 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     is bounded entry by entry from the magnitudes each butterfly actually meets
     (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
-    x = Hmid[:, bit_reverse(M)]
-    E = np.zeros((K, M))
+    h = Hmid[:, bit_reverse(M)]
+    X, Y = np.stack([h.real, h.imag]), np.empty((2, K, M))   # (re, im) x rows x entries
+    E, En, A = np.zeros((K, M)), np.empty((K, M)), np.empty((K, M))
+    P, O1 = np.empty((2, K, M // 2)), np.empty((K, M // 2))
     size = 2
     while size <= M:
         half = size // 2
@@ -284,29 +287,35 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
             t[0] = 0.0
         if size >= 4 and w[size // 4] == 1j:        # w = i exactly (j = size/4): exact too
             t[size // 4] = 0.0
-        v = x.reshape(K, -1, size)
-        e, o = v[:, :, :half], v[:, :, half:]
-        p = np.empty(o.shape, dtype=np.complex128)
-        p.real = w.real * o.real - w.imag * o.imag
-        p.imag = w.real * o.imag + w.imag * o.real
-        y = np.empty_like(v)
-        y[:, :, :half] = e + p
-        y[:, :, half:] = e - p
+        wr, wi = w.real.copy(), w.imag.copy()
+        v, vy = X.reshape(2, K, -1, size), Y.reshape(2, K, -1, size)
+        e, o = v[..., :half], v[..., half:]
+        p, o1 = P.reshape(2, K, -1, half), O1.reshape(K, -1, half)
+        np.multiply(wr, o[0], out=p[0])
+        p[0] -= wi * o[1]                           # Re(w o)
+        np.multiply(wr, o[1], out=p[1])
+        p[1] += wi * o[0]                           # Im(w o)
+        np.add(e, p, out=vy[..., :half])
+        np.subtract(e, p, out=vy[..., half:])
         # per entry: E' = E_e + E_o + t_j |o|_1 + u |out|_1 (Lemma 11), in round to nearest: the
         # computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
-        Ev = E.reshape(K, -1, size)
-        base = Ev[:, :, :half] + Ev[:, :, half:]
-        base += t * (np.abs(o.real) + np.abs(o.imag))
-        En = np.empty_like(Ev)
-        top, bot = y[:, :, :half], y[:, :, half:]
-        np.add(base, U * (np.abs(top.real) + np.abs(top.imag)), out=En[:, :, :half])
-        np.add(base, U * (np.abs(bot.real) + np.abs(bot.imag)), out=En[:, :, half:])
-        x, E = y.reshape(K, M), En.reshape(K, M)
+        np.abs(o[0], out=o1)
+        o1 += np.abs(o[1])
+        o1 *= t
+        Ev, Env = E.reshape(K, -1, size), En.reshape(K, -1, size)
+        o1 += Ev[..., :half]
+        o1 += Ev[..., half:]                        # the shared part of both outputs' bounds
+        np.abs(Y[0], out=A)
+        A += np.abs(Y[1])
+        np.multiply(A, U, out=En)
+        Env[..., :half] += o1
+        Env[..., half:] += o1
+        X, Y, E, En = Y, X, En, E
         size *= 2
-    # an overflow anywhere leaves an inf or NaN in x or E (neither becomes finite again)
-    if not (float(np.max(np.abs(x.real), initial=0.0)) <= LARGE and float(np.max(np.abs(x.imag), initial=0.0)) <= LARGE
-            and float(np.max(E, initial=0.0)) <= LARGE):
+    # an overflow anywhere leaves an inf or NaN in X or E (neither becomes finite again)
+    if not (float(np.max(np.abs(X), initial=0.0)) <= LARGE and float(np.max(E, initial=0.0)) <= LARGE):
         raise RangeError("the inverse transform left the safe range")
+    x = X[0] + 1j * X[1]
     stages = max(1, M.bit_length() - 1)
     E = up(up(E * (1 + 5 * stages * U)) + M * 2.0 ** -1070)  # the roundings of E itself, and underflows
     mid = x / M
@@ -386,6 +395,8 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             try:
                 qw = quotient_weights(st, mu, wdd)
             except RangeError:   # two poles not told apart: the correction as below
+                qw = None
+            if qw and not quotient_pays(qw[0], wdd[keys.index(("C", "B"))]):
                 qw = None
         minus_one = correction.minus_one_index(M)
         mask = np.ones(M, dtype=bool)

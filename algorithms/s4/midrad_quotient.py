@@ -92,6 +92,18 @@ def cauchy_at_poles(E: DD, A: DD) -> DD:
     return DD(rh, rl, ih, il, up(up(rad + rnd) + tiny))
 
 
+#: the quotient is taken when sum |nu_i| <= QUOTIENT_RATIO sum |a^x_i| (measured: beyond about
+#: 4 the residues e_i of close poles cancel in N and its disks grow past the correction's)
+QUOTIENT_RATIO = 4.0
+
+
+def quotient_pays(nu: DD, ax: DD) -> bool:
+    """Whether the quotient form is expected to give the tighter disks: sum |nu_i| at most
+    QUOTIENT_RATIO times sum |a^x_i| (a choice between two rigorous routes, made on
+    floats; it decides nothing about the result)."""
+    return float(np.sum(nu.abs_upper())) <= QUOTIENT_RATIO * float(np.sum(ax.abs_upper()))
+
+
 def _row_sums(x: DD) -> DD:
     """sum_j x[i, j, ...] over the second axis of an array of disks, by halving it (each
     step one ``DD.add`` of two halves; an odd slice left over is added at the end)."""

@@ -1,0 +1,92 @@
+"""The inverse DFT of float64 disk arrays, with an error bound per entry (the float64
+disk routes' last step; proofs/midrad_filter.md, Lemma 11).
+
+An iterative radix-2 decimation-in-time transform on the midpoints (real and imaginary
+parts as separate arrays), the rounding of every butterfly bounded from the magnitudes it
+actually meets: per twiddle w_j, 2.01 u |w_j|_1 + rad w_j for the product (nothing where
+w_j is exactly 1 or i) and u |out|_1 for the sum; the input disks' radii add their mean.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...arith.midrad import LARGE, MR, RangeError, U, sum_upper, up
+
+
+def bit_reverse(M: int) -> np.ndarray:
+    bits = M.bit_length() - 1
+    idx = np.arange(M)
+    rev = np.zeros(M, dtype=np.int64)
+    for b in range(bits):
+        rev |= ((idx >> b) & 1) << (bits - 1 - b)
+    return rev
+
+
+def idft_midrad(H: MR, Z: MR, per_entry: bool = False) -> tuple[np.ndarray, Any]:
+    """Midpoints of (1/M) sum_k H_k conj(z_k)^j (numpy's ifft convention) and a bound R
+    with |K_j - mid_j| <= R for every j and every H in the disks (with ``per_entry``, an
+    array of bounds R_j, one per entry).  Z are the disks of the roots z_k (their
+    conjugates are the inverse transform's twiddles)."""
+    mid, R = idft_midrad_rows(H.mid[None, :], H.rad[None, :], Z, per_entry=per_entry)
+    return mid[0], (R[0] if per_entry else float(R[0]))
+
+
+def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool = False) -> tuple:
+    """``idft_midrad`` of every row of the (K, M) disk array (Hmid, Hrad) at once: the
+    rows' midpoints and, per row, one bound R_i with |K_ij - mid_ij| <= R_i, or with
+    ``per_entry`` a (K, M) array of bounds R_ij, one per entry.  The transform's rounding
+    is bounded entry by entry from the magnitudes each butterfly actually meets
+    (proofs/midrad_filter.md, Lemma 11)."""
+    K, M = Hmid.shape
+    h = Hmid[:, bit_reverse(M)]
+    X, Y = np.stack([h.real, h.imag]), np.empty((2, K, M))   # (re, im) x rows x entries
+    E, En, A = np.zeros((K, M)), np.empty((K, M)), np.empty((K, M))
+    P, O1 = np.empty((2, K, M // 2)), np.empty((K, M // 2))
+    size = 2
+    while size <= M:
+        half = size // 2
+        idx = np.arange(half) * (M // size)
+        w = np.conj(Z.mid[idx])                   # conj(z_(jM/size)) = exp(+2 pi i j / size)
+        # per twiddle: 2.01 u |w^|_1 (the product's rounding) + rad w; 0 where w is exactly 1 or i
+        t = up(up(2.01 * U * up(np.abs(w.real) + np.abs(w.imag))) + Z.rad[idx])
+        if w[0] == 1:                               # w = 1 (j = 0): the product is exact
+            t[0] = 0.0
+        if size >= 4 and w[size // 4] == 1j:        # w = i exactly (j = size/4): exact too
+            t[size // 4] = 0.0
+        wr, wi = w.real.copy(), w.imag.copy()
+        v, vy = X.reshape(2, K, -1, size), Y.reshape(2, K, -1, size)
+        e, o = v[..., :half], v[..., half:]
+        p, o1 = P.reshape(2, K, -1, half), O1.reshape(K, -1, half)
+        np.multiply(wr, o[0], out=p[0])
+        p[0] -= wi * o[1]                           # Re(w o)
+        np.multiply(wr, o[1], out=p[1])
+        p[1] += wi * o[0]                           # Im(w o)
+        np.add(e, p, out=vy[..., :half])
+        np.subtract(e, p, out=vy[..., half:])
+        # per entry: E' = E_e + E_o + t_j |o|_1 + u |out|_1 (Lemma 11), in round to nearest: the
+        # computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
+        np.abs(o[0], out=o1)
+        o1 += np.abs(o[1])
+        o1 *= t
+        Ev, Env = E.reshape(K, -1, size), En.reshape(K, -1, size)
+        o1 += Ev[..., :half]
+        o1 += Ev[..., half:]                        # the shared part of both outputs' bounds
+        np.abs(Y[0], out=A)
+        A += np.abs(Y[1])
+        np.multiply(A, U, out=En)
+        Env[..., :half] += o1
+        Env[..., half:] += o1
+        X, Y, E, En = Y, X, En, E
+        size *= 2
+    # an overflow anywhere leaves an inf or NaN in X or E (neither becomes finite again)
+    if not (float(np.max(np.abs(X), initial=0.0)) <= LARGE and float(np.max(E, initial=0.0)) <= LARGE):
+        raise RangeError("the inverse transform left the safe range")
+    x = X[0] + 1j * X[1]
+    stages = max(1, M.bit_length() - 1)
+    E = up(up(E * (1 + 5 * stages * U)) + M * 2.0 ** -1070)  # the roundings of E itself, and underflows
+    mid = x / M
+    mean_rad = sum_upper(np.sum(Hrad, axis=1), M) / M
+    R = up(up(mean_rad)[:, None] + up(E / M))
+    return mid, (R if per_entry else np.max(R, axis=1))

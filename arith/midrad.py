@@ -228,13 +228,20 @@ def on_grid(hi: np.ndarray, lo: np.ndarray, g: float) -> tuple[np.ndarray, np.nd
     of two >= 2^-60): (hi', lo', e) with hi' = g rint(hi/g) (exact), hi - hi' exact, and
     lo' = fl(lo + (hi - hi')), so |hi + lo - hi' - lo'| <= u |lo'| per part and e >= u max |lo'|
     (proofs/midrad_filter.md, Lemma 8)."""
-    out = []
-    for h, l in ((hi.real, lo.real), (hi.imag, lo.imag)):
-        h2 = np.rint(h / g) * g
-        out.append((h2, l + (h - h2)))
-    h2 = out[0][0] + 1j * out[1][0]
-    l2 = out[0][1] + 1j * out[1][1]
-    e = up(U * float(np.max(modulus_upper(l2), initial=0.0)))
+    inv_g = 1.0 / g                                   # a power of two: exact
+    h2r, h2i = np.rint(hi.real * inv_g) * g, np.rint(hi.imag * inv_g) * g
+    l2r, l2i = lo.real + (hi.real - h2r), lo.imag + (hi.imag - h2i)
+    e = up(U * float(np.max(up(np.abs(l2r) + np.abs(l2i)), initial=0.0)))   # |lo'| <= |lo'|_1
+    return h2r + 1j * h2i, l2r + 1j * l2i, e
+
+
+@lru_cache(maxsize=8)
+def roots_on_grid(M: int, g: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``on_grid`` of the pairs of ``roots_of_unity_dd(M)``, cached (read-only arrays)."""
+    hi, lo, _ = roots_of_unity_dd(M)
+    h2, l2, e = on_grid(hi, lo, g)
+    h2.setflags(write=False)
+    l2.setflags(write=False)
     return h2, l2, e
 
 

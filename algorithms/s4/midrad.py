@@ -35,7 +35,7 @@ from flint import acb, ctx
 from ...arith import BallField
 from ...arith.double_double import DD, dd_of_balls
 from ...arith.ball import float_upper
-from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, dd_from_balls, down, on_grid,
+from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -133,7 +133,11 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     if not big <= LARGE:                               # NaN fails too
         raise RangeError("a root or pole is not finite or exceeds 2^400")
     g = float(_pow2_at_least(np.array(2.0 + big))) * 2.0 ** -52   # 2^53 g > |zh'| + |ph'| per part
-    zh, zl, ez = on_grid(zh, zl, g)
+    std = roots_of_unity_dd(M) if M >= 1 and M & (M - 1) == 0 else None
+    if std is not None and zh is std[0] and zl is std[1]:   # the cached root table: its rebasing cached too
+        zh, zl, ez = roots_on_grid(M, g)
+    else:
+        zh, zl, ez = on_grid(zh, zl, g)
     ph, pl, ep = on_grid(ph, pl, g)
     A = np.stack([w.mid for w in weights], axis=1)                     # n x K
     Arad = np.stack([w.rad for w in weights], axis=1)

@@ -7,8 +7,8 @@ the M roots done by numpy on disk arrays (``arith.midrad``):
 2. the (r+1)^2 Cauchy sums directly, by blocks of roots: d = z_k - mu_j from
    double-float roots and poles, the terms 1/d cut into an exact slice and a rest so that
    the matrix products of the slices are exact and each sum is rounded once, radii by
-   nonnegative matrix products with fl(1/|d|^2) and its square root
-   (``proofs/midrad_filter.md``, Lemmas 8-10);
+   nonnegative matrix products with T = sqrt(fl(1/|d|^2)) (``proofs/midrad_filter.md``,
+   Lemmas 8-10);
 3. per root, for rank one (no exceptional index, distinct poles) H = N / W with N one
    more Cauchy sum whose weights are formed once in double-double (``midrad_quotient``,
    Lemmas 12-13), so that H's disks follow |H| where the sums blow up next to a pole;
@@ -335,7 +335,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             (T_w, T_lo), (nu_w, nu_lo) = mr_pairs(wdd[keys.index((0, 0))]), mr_pairs(qw[0])
             others = [k for k in keys if k != (0, 0)]
             (Ts, Ns), sep, ubs = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [T_w, nu_w], [T_lo, nu_lo],
-                                                      [mr_pairs(wdd[keys.index(k)])[0] for k in others])
+                                                      [mr_of_dd(wdd[keys.index(k)]) for k in others])
             n0 = mr_of_dd(qw[1])
             H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, Z, minus_one)
             blocks = {(0, 0): Ts, **{k: MR(np.zeros(M, complex), ub) for k, ub in zip(others, ubs)}}

@@ -167,6 +167,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     GT = np.hstack([a_rho, a_u]).T.copy()
     if nb:   # |a_j| / |d| <= s_a (1 + 3u) T / (1 - kappa): rows (1 + 4u) s_a, the rest per block
         GB = up((1 + 4 * U) * np.stack([up(up(modulus_upper(w.mid)) + w.rad) for w in bounded], axis=0))
+        GT = np.vstack([GT, GB])                            # one product with T for both
         out_b = np.empty((nb, M))
     out_re, out_im, out_rad = np.empty((M, K)), np.empty((M, K)), np.empty((M, K))
     inv_max = 0.0
@@ -216,11 +217,11 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         out_re[s:e], out_im[s:e] = G[:K].T, G[K:].T
         g1 = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
         GTb = GT @ inv
-        rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:], n)))
+        rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:2 * K], n)))
         rad = up(rad + up(rank1[:, None] * tau[None, :]))
         out_rad[s:e] = up(rad + g1).T
         if nb:
-            out_b[:, s:e] = up(sum_upper(GB @ inv, n) / down(1 - kappa))
+            out_b[:, s:e] = up(sum_upper(GTb[2 * K:], n) / down(1 - kappa))
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
     out_rad = up(out_rad + n * 2.0 ** -1068)       # the products' underflow allowances
     sep = down(down((1 - 8 * U) / t_max) - R0)

@@ -32,25 +32,32 @@ _SPLIT = 134217729.0  # 2^27 + 1
 _TP_MIN = 2.0 ** -900
 #: an absolute allowance per real operation for underflow (>= 2^-950 + a few 2^-1075)
 TINY = 2.0 ** -940
-#: 12 u^2 and 3.2 u^2 (rounded up): the residual's a-priori rounding constants (Lemma 5)
-_U2_12 = 12 * 2.0 ** -106
-_U2_32 = float.fromhex("0x1.999999999999ap+1") * 2.0 ** -106
 
 
 def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; no overflow)."""
-    s = a + b
+    s = np.add(a, b)
     bb = s - a
-    e = (a - (s - bb)) + (b - bb)
+    if not isinstance(bb, np.ndarray):                 # scalars: no buffers to reuse
+        return s, (a - (s - bb)) + (b - bb)
+    e = s - bb
+    np.subtract(a, e, out=e)                           # a - (s - bb)
+    np.subtract(b, bb, out=bb)
+    e += bb                                            # the same operations, fewer temporaries
     return s, e
 
 
 def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Veltkamp's split a = ah + al exactly, ah and al of at most 26 significant bits
     (|a| < 2^996)."""
-    c = _SPLIT * a
-    ah = c - (c - a)
-    return ah, a - ah
+    ah = np.multiply(a, _SPLIT)                        # c
+    if not isinstance(ah, np.ndarray):
+        ah = ah - (ah - a)
+        return ah, a - ah
+    al = ah - a
+    ah -= al                                           # c - (c - a)
+    np.subtract(a, ah, out=al)
+    return ah, al
 
 
 def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,20 +79,96 @@ def _real_add(xh, xl, yh, yl):
     return zh, zl, up(U * up(np.abs(t) + np.abs(v)))
 
 
-def _real_mul(xh, xl, yh, yl):
-    """x y of real double-doubles: (zh, zl, err) with |x y - zh - zl| <= err."""
-    p, e = two_prod(xh, yh)
-    a1, a2 = xh * yl, xl * yh
-    t = a1 + a2
-    v = e + t
-    zh, zl = two_sum(p, v)
-    err = up(up(np.abs(v) + np.abs(a1)) + up(np.abs(a2) + np.abs(t)))
-    err = up(up(U * err) + up(np.abs(xl) * np.abs(yl)))
-    return zh, zl, up(err + 4 * TINY)
+def _dekker_masked(aH, aL, bH, bL, p):
+    """Dekker's error of p = fl(a b) from the splits of a and b, set to 0 where |p| < 2^-900
+    (Lemma 1: then |a b - p - e| <= 2^-950; elsewhere exact)."""
+    if np.ndim(p) == 0:
+        e = ((aH * bH - p) + aH * bL + aL * bH) + aL * bL
+        return e * (abs(p) >= _TP_MIN)
+    e = np.multiply(aH, bH)
+    e -= p
+    t = aH * bL
+    e += t
+    e += np.multiply(aL, bH, out=t)
+    e += np.multiply(aL, bL, out=t)
+    e *= np.abs(p, out=t) >= _TP_MIN
+    return e
+
+
+#: the complex kernel's rounding per unit of Ah Bh and of Ah Bl + Al Bh (Lemma 3), rounded up
+_C_HH = up(8 * U * U * (1 + 2.0 ** -49))
+_C_CROSS = up(10 * U * (1 + 2.0 ** -50))
+
+
+def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
+    """x y of complex double-doubles, midpoints as pairs: (rh, rl, ih, il, err) with
+    |x y - (rh + rl) - i (ih + il)| <= err for any pairs (normalized or not): four Dekker
+    products, each part's two high products added by 2Sum, the rest (2Sum error, Dekker
+    errors, the high-times-low products) added in float64, a final 2Sum; the low-times-low
+    products dropped.  err a priori from Ah = |xrh| + |xih|, Al = |xrl| + |xil| and Bh, Bl
+    of y (proofs/double_double_filter.md, Lemma 3)."""
+    args = np.broadcast_arrays(xrh, xrl, xih, xil, yrh, yrl, yih, yil)
+    if args[0].ndim == 0:                              # 0-d: as arrays of one element
+        return tuple(v.reshape(()) for v in _cmul(*(a.reshape(1) for a in args)))
+    xrh, xrl, xih, xil, yrh, yrl, yih, yil = args
+    xrH, xrL = split(xrh)
+    xiH, xiL = split(xih)
+    yrH, yrL = split(yrh)
+    yiH, yiL = split(yih)
+    p1, p2, p3, p4 = xrh * yrh, xih * yih, xrh * yih, xih * yrh
+    e1, e2 = _dekker_masked(xrH, xrL, yrH, yrL, p1), _dekker_masked(xiH, xiL, yiH, yiL, p2)
+    e3, e4 = _dekker_masked(xrH, xrL, yiH, yiL, p3), _dekker_masked(xiH, xiL, yrH, yrL, p4)
+    np.negative(p2, out=p2)
+    s, g = two_sum(p1, p2)
+    e1 -= e2
+    c, t = xrh * yrl, xrl * yrh
+    c += t
+    t2 = np.multiply(xih, yil, out=e2)
+    t2 += np.multiply(xil, yih, out=t)
+    c -= t2
+    e1 += c
+    g += e1                                            # g + ((e1 - e2) + ((. + .) - (. + .)))
+    rh, rl = two_sum(s, g)
+    s, g = two_sum(p3, p4)
+    e3 += e4
+    np.multiply(xrh, yil, out=c)
+    c += np.multiply(xrl, yih, out=t)
+    np.multiply(xih, yrl, out=t2)
+    t2 += np.multiply(xil, yrh, out=t)
+    c += t2
+    e3 += c
+    g += e3
+    ih, il = two_sum(s, g)
+    return rh, rl, ih, il, _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil)
+
+
+def _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
+    """Lemma 3's bound: C_HH Ah Bh + C_CROSS (Ah Bl + Al Bh) + 2 Al Bl + TINY, rounded up."""
+    Ah, Al = up(np.abs(xrh) + np.abs(xih)), up(np.abs(xrl) + np.abs(xil))
+    Bh, Bl = up(np.abs(yrh) + np.abs(yih)), up(np.abs(yrl) + np.abs(yil))
+    err = up(up(_C_HH * Ah) * Bh + up(_C_CROSS * up(up(Ah * Bl) + up(Al * Bh))))
+    return up(up(err + up(2 * (Al * Bl))) + TINY)
+
+
+def _csquare(xrh, xrl, xih, xil):
+    """x x as ``_cmul(x, x)``'s pairs with three Dekker products: Re by the same steps with
+    the two high-times-low products of each part equal (2 fl(xrh xrl) - 2 fl(xih xil), the
+    doubling exact), Im = 2 (xrh xih + the rest) with the doubling exact.  Its error is at
+    most ``_cmul_bound(x, x)`` (Lemma 3)."""
+    xrH, xrL = split(xrh)
+    xiH, xiL = split(xih)
+    p1, p2, p3 = xrh * xrh, xih * xih, xrh * xih
+    e1, e2 = _dekker_masked(xrH, xrL, xrH, xrL, p1), _dekker_masked(xiH, xiL, xiH, xiL, p2)
+    e3 = _dekker_masked(xrH, xrL, xiH, xiL, p3)
+    s, g = two_sum(p1, -p2)
+    t = g + ((e1 - e2) + 2 * (xrh * xrl - xih * xil))
+    rh, rl = two_sum(s, t)
+    ih, il = two_sum(p3, e3 + (xrh * xil + xrl * xih))
+    return rh, rl, 2 * ih, 2 * il, _cmul_bound(xrh, xrl, xih, xil, xrh, xrl, xih, xil)
 
 
 def mul_pairs(xh, xl, yh, yl):
-    """x y of real double-doubles, midpoint only: the (zh, zl) of ``_real_mul`` (a 2Sum
+    """x y of real double-doubles, midpoint only (Lemma 3's real pair product; a 2Sum
     pair, so |zl| <= u |zh|).  For normalized operands (|xl| <= u |xh|, |yl| <= u |yh|)
     |x y - zh - zl| <= 8.1 u^2 |xh| |yh| + 2^-949 and |zh| <= 1.001 |xh| |yh|
     (proofs/double_double_filter.md, Lemma 8)."""
@@ -109,35 +192,6 @@ def _check(*arrays: np.ndarray) -> None:
     for a in arrays:
         if a.size and not float(np.max(np.abs(a))) <= BIG:  # NaN fails the comparison
             raise RangeError("a double-double part or radius is not finite or exceeds 2^500")
-
-
-def _mul_by_double(xh, xl, y):
-    """An approximation of (xh + xl) y as a pair (no error bound: used only to form an
-    approximate inverse, which ``DD.inv`` then bounds a posteriori)."""
-    p, e = two_prod(xh, y)
-    return p, e + xl * y
-
-
-def _newton_inverse(rh, rl, ih, il) -> "DD":
-    """An approximate inverse y of m = (rh + rl) + i (ih + il) as an exact double-double
-    point: y0 = 1/fl(m) in complex128, then one Newton step y0 + y0 (1 - m y0) with the
-    residual formed from pairs.  Its accuracy is not relied on (``DD.inv`` bounds |1 - x y|)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        y0 = 1.0 / ((rh + rl) + 1j * (ih + il))
-    if not np.all(np.isfinite(y0)):
-        raise RangeError("a divisor's midpoint is 0 or out of range")
-    yr, yi = y0.real, y0.imag
-    a, b = _mul_by_double(rh, rl, yr)
-    c, d = _mul_by_double(ih, il, yi)
-    re_h, re_l = two_sum(a, -c)
-    res_r = (1.0 - re_h) - (re_l + (b - d))          # Re(1 - m y0), to about u^2
-    a, b = _mul_by_double(rh, rl, yi)
-    c, d = _mul_by_double(ih, il, yr)
-    im_h, im_l = two_sum(a, c)
-    res_i = -(im_h + (im_l + (b + d)))                # Im(1 - m y0)
-    hr, lr = two_sum(yr, yr * res_r - yi * res_i)
-    hi, li = two_sum(yi, yr * res_i + yi * res_r)
-    return DD.from_parts(hr + 1j * hi, lr + 1j * li, np.zeros(rh.shape))
 
 
 @dataclass
@@ -215,32 +269,22 @@ class DD:
         return self.add(other.neg())
 
     def mul(self, other: "DD") -> "DD":
-        """(ar + i ai)(br + i bi): four real products and two real sums, each with its error;
-        the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y."""
-        p1h, p1l, e1 = _real_mul(self.rh, self.rl, other.rh, other.rl)
-        p2h, p2l, e2 = _real_mul(self.ih, self.il, other.ih, other.il)
-        p3h, p3l, e3 = _real_mul(self.rh, self.rl, other.ih, other.il)
-        p4h, p4l, e4 = _real_mul(self.ih, self.il, other.rh, other.rl)
-        rh, rl, e5 = _real_add(p1h, p1l, -p2h, -p2l)
-        ih, il, e6 = _real_add(p3h, p3l, p4h, p4l)
-        err = up(up(up(e1 + e2) + up(e3 + e4)) + up(e5 + e6))
+        """(ar + i ai)(br + i bi): the midpoints by the complex pair kernel ``_cmul`` with its
+        a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y."""
+        rh, rl, ih, il, err = _cmul(self.rh, self.rl, self.ih, self.il, other.rh, other.rl, other.ih, other.il)
         aa, bb = self.mid_abs(), other.mid_abs()
         prop = up(up(aa * other.rad) + up(self.rad * bb))
         prop = up(prop + up(self.rad * other.rad))
         return self._make(rh, rl, ih, il, up(err + prop))
 
     def square(self) -> "DD":
-        """x x: ``mul(x, x)`` with the cross product formed once, Im = 2 (rh + rl)(ih + il)
-        (the doubling exact), so three real products and one real sum; the radius by
-        |x^2 - m^2| <= 2 |m| rad + rad^2 (proofs/double_double_filter.md, Lemma 4)."""
-        p1h, p1l, e1 = _real_mul(self.rh, self.rl, self.rh, self.rl)
-        p2h, p2l, e2 = _real_mul(self.ih, self.il, self.ih, self.il)
-        p3h, p3l, e3 = _real_mul(self.rh, self.rl, self.ih, self.il)
-        rh, rl, e5 = _real_add(p1h, p1l, -p2h, -p2l)
-        err = up(up(up(e1 + e2) + 2 * e3) + e5)
+        """x x: ``mul(x, x)`` with three real Dekker products (``_csquare``), its midpoint
+        error bounded as mul's; the radius by |x^2 - m^2| <= 2 |m| rad + rad^2
+        (proofs/double_double_filter.md, Lemmas 3 and 4)."""
+        rh, rl, ih, il, err = _csquare(self.rh, self.rl, self.ih, self.il)
         aa = self.mid_abs()
         prop = up(up(2 * up(aa * self.rad)) + up(self.rad * self.rad))
-        return self._make(rh, rl, 2 * p3h, 2 * p3l, up(err + prop))
+        return self._make(rh, rl, ih, il, up(err + prop))
 
     def scale(self, c: float) -> "DD":
         """Multiplication by an exact power of two c <= 1 (exact unless it underflows)."""
@@ -249,28 +293,35 @@ class DD:
         return self._make(self.rh * c, self.rl * c, self.ih * c, self.il * c, up(up(self.rad * c) + 4 * TINY))
 
     def inv(self) -> "DD":
-        """1/x for every x in the disks, bounded a posteriori: y from one Newton step
-        (``_newton_inverse``), then q >= |1 - x y| over the disk (the residual at the
-        midpoint by the pair kernels, their rounding bounded a priori, plus rad |y|); if
-        q <= 1/2 the disk excludes 0 and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.
-        RangeError otherwise (proofs/double_double_filter.md, Lemma 5)."""
-        x = normalized(self)
-        y = _newton_inverse(x.rh, x.rl, x.ih, x.il)
-        p1, p2 = mul_pairs(x.rh, x.rl, y.rh, y.rl), mul_pairs(x.ih, x.il, y.ih, y.il)
-        p3, p4 = mul_pairs(x.rh, x.rl, y.ih, y.il), mul_pairs(x.ih, x.il, y.rh, y.rl)
-        re = add_pairs(p1[0], p1[1], -p2[0], -p2[1])      # Re(m y)
-        im = add_pairs(p3[0], p3[1], p4[0], p4[1])        # Im(m y)
-        rr = add_pairs(np.ones(re[0].shape), np.zeros(re[0].shape), -re[0], -re[1])  # Re(1 - m y)
-        a, b = _abs1(*rr), _abs1(*im)
-        r_mid = up(np.sqrt(up(up(a * a) + up(b * b))))    # >= |computed residual|
-        m1 = up(np.abs(x.rh) + np.abs(x.ih))
-        y1 = up(np.abs(y.rh) + np.abs(y.ih))
+        """1/x for every x in the disks, bounded a posteriori: y from y0 = 1/fl(m) and one
+        Newton step y0 + y0 (1 - m y0) (the residual by ``_cmul``), then q >= |1 - x y| over
+        the disk (|1 - m y| from ``_cmul``'s pairs and error, plus rad |y|); if q <= 1/2 the
+        disk excludes 0 and |1/x - y| = |y| |1 - x y| / |x y| <= 2 q |y|.  RangeError
+        otherwise (proofs/double_double_filter.md, Lemma 5)."""
+        m = (self.rh, self.rl, self.ih, self.il)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y0 = 1.0 / ((self.rh + self.rl) + 1j * (self.ih + self.il))
+        if not np.all(np.isfinite(y0)):
+            raise RangeError("a divisor's midpoint is 0 or out of range")
+        y0r, y0i, zero = y0.real.copy(), y0.imag.copy(), np.zeros(y0.shape)
+        pr, prl, pi, pil, _ = _cmul(*m, y0r, zero, y0i, zero)
+        rr, ri = (1.0 - pr) - prl, -(pi + pil)               # 1 - m y0, to about u^2 (not relied on)
+        yrh, yrl = two_sum(y0r, y0r * rr - y0i * ri)
+        yih, yil = two_sum(y0i, y0r * ri + y0i * rr)
+        y = DD(yrh, yrl, yih, yil, zero)
+        _check(yrh, yih)
+        mr, mrl, mi, mil, err = _cmul(*m, yrh, yrl, yih, yil)
+        a = 1.0 - mr
+        b = a - mrl                                          # Re(1 - m y) = b + two roundings
+        c = np.abs(mi + mil)                                 # |Im(m y)| <= c (1 + u)
+        re = up(np.abs(b) + up(U * up(np.abs(a) + np.abs(b))))
+        im = up(c + U * c)
+        r_mid = up(np.sqrt(up(up(re * re) + up(im * im))))
         ymod = y.mid_abs()
-        err = up(up(_U2_12 * up(m1 * y1)) + up(_U2_32 * up(1.0 + np.abs(re[0]))))
-        q = up(up(r_mid + up(err + TINY)) + up(self.rad * ymod))
+        q = up(up(r_mid + err) + up(self.rad * ymod))
         if not float(np.max(q, initial=0.0)) <= 0.5:
             raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
-        return self._make(y.rh, y.rl, y.ih, y.il, up(2 * up(q * ymod)))
+        return self._make(yrh, yrl, yih, yil, up(2 * up(q * ymod)))
 
     def abs_upper(self) -> np.ndarray:
         """Upper bounds of |x| over each disk."""

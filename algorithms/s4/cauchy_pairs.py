@@ -65,14 +65,17 @@ class _Weights:
             raise RangeError("a weight set too small for exact slices")
         (r1, r2, r3, r4), (i1, i2, i3, i4) = (_slices(x, self.sigma[None, :], beta) for x in (a.rh, a.ih))
         A1, A2, A3 = _layout(r1, i1), _layout(r2, i2), _layout(r3, i3)
-        self.A1, self.A12, self.A123 = A1, np.hstack([A1, A2]), np.hstack([A1, A2, A3])
         r23, i23 = r2 + r3, i2 + i3                                                # exact
         r123, i123 = (r1 + r2) + r3, (i1 + i2) + i3                                # the last sum rounded
         r4l, i4l = r4 + a.rl, i4 + a.il                                            # rounded
-        r34l, i34l = r3 + r4l, i3 + i4l                                            # rounded
-        #: the rest's right factor, for the left blocks [q0, q2, q3, q4, delta1, delta2]
-        self.R = np.vstack([_layout(r4l, i4l), A3, _layout(r23, i23), _layout(r123, i123), _layout(r34l, i34l),
-                            _layout(a.rh, a.ih)])
+        r234l, i234l = r23 + r4l, i23 + i4l                                        # rounded
+        #: the right factors of the products with [q1], [q2], [q3], [delta1] (the exact
+        #: columns first) and with [q0; q4; delta2] (Lemma 12)
+        tr = lambda x: np.ascontiguousarray(x.T)                                  # sets' rows first
+        self.F12 = tr(np.hstack([A1, A2, A3]))
+        self.F3 = tr(np.hstack([A1, _layout(r23, i23)]))
+        self.F4 = tr(np.hstack([A1, _layout(r234l, i234l)]))
+        self.F5 = tr(np.vstack([_layout(r4l, i4l), _layout(r123, i123), _layout(a.rh, a.ih)]))
         one = lambda x, y: up(np.abs(x) + np.abs(y))                               # |.|_1, rounded up
         self.abs_a = a.abs_upper()                                                 # >= |a| over the disk
         self.rad_a = a.rad
@@ -82,14 +85,16 @@ class _Weights:
         rank1 = up(up(2.0 ** -beta * one(r3, i3)) + up(2.0 ** (-2 * beta) * one(r23, i23)))
         rank1 = up(rank1 + up(2.0 ** (-3 * beta) * one(r123, i123)))
         self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
-        rank1d = up(2 * up(one(r34l, i34l) + self.a4l_1) + up(2.0 ** -beta * self.ah_1))
+        rank1d = up(2 * one(r234l, i234l) + up(2.0 ** -beta * self.ah_1))
         self.rank1d = sum_upper(np.sum(rank1d, axis=0), n)                         # per set, times tau_delta
         self.sum_a1 = np.sum(up(up(self.ah_1 + self.al_mod) + a.rad), axis=0)    # per set
         self.ar = up(self.abs_a + self.rad_a)
 
     def set_lam_p(self, lam_p: np.ndarray) -> None:
-        """The poles' share of d's rounding (Lemma 10), for the products with v."""
+        """The poles' share of d's rounding (Lemma 10), for the products with v: the right
+        factor of the sums of v (|a| + rad a) and of v lam_j (|a| + rad a)."""
         self.lam_p = lam_p
+        self.Gv = np.ascontiguousarray(np.hstack([self.ar, up(self.ar * lam_p[:, None])]).T)
 
 
 def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
@@ -141,10 +146,9 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     sep = math.inf
     Bk = max(1, min(M, BLOCK_PAIRS // n))
     work = _Work(Bk, n)
-    WT = _WeightsT(W)
     for s in range(0, M, Bk):
         e = min(M, s + Bk)
-        sep = min(sep, _block(work, out, slice(s, e), Zh[..., s:e], Zl[..., s:e], P, PL, W, WT, beta, R0,
+        sep = min(sep, _block(work, out, slice(s, e), Zh[..., s:e], Zl[..., s:e], P, PL, W, beta, R0,
                               lam_z[s:e], lam_p_max, gam))
     h, l, rad = _assemble(out, W, n, K, gam, up(R0 + lam_z))
     res = [DD(h[2 * c], l[2 * c], h[2 * c + 1], l[2 * c + 1], rad[c]) for c in range(K)]
@@ -154,13 +158,14 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
 
 
 class _Out:
-    """What the blocks leave, over all M roots: the exact and rounded products (rows: the
-    (Re, Im) of each set, for each slice pair), the sums of T and of v against the
-    weights (with the block's constants), and per root the slices' scales tau, tau_delta."""
+    """What the blocks leave, over all M roots (one column per root): the products with q1,
+    q2, q3, delta1 and [q0; q4; delta2] (rows: the (Re, Im) of each set, for each right
+    factor block), the sums of T and of v against the weights (with the block's constants),
+    and per root the slices' scales tau, tau_delta."""
 
     def __init__(self, K: int, M: int):
-        self.X1, self.X2, self.X3 = np.empty((6 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))
-        self.X4, self.Y = np.empty((4 * K, M)), np.empty((2 * K, M))
+        self.C1, self.C2 = np.empty((6 * K, M)), np.empty((6 * K, M))
+        self.C3, self.C4, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))
         self.GT, self.Gv = np.empty((K, M)), np.empty((2 * K, M))
         self.tau, self.taud = np.empty(M), np.empty(M)
 
@@ -169,10 +174,13 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) 
     """The pairs (h, l) of the sums, (2K, M), and their radii, (K, M) (Lemma 12.3-4)."""
     k2 = 2 * K
     # the exact products on one grid added exactly (Lemma 12.1): q1 a2 + q2 a1; q1 a3 + q2 a2 + q3 a1
-    h, l1 = two_sum(o.X1[:k2], o.X1[k2:2 * k2] + o.X2[:k2])
-    h, l2 = two_sum(h, o.X4[:k2])
-    h, l3 = two_sum(h, (o.X1[2 * k2:] + o.X2[k2:]) + o.X3)
-    tt, terr = _sum_bound([l1, l2, l3, o.X4[k2:], o.Y])
+    g3 = o.C1[k2:2 * k2] + o.C2[:k2]
+    g4 = o.C1[2 * k2:] + o.C2[k2:2 * k2]
+    g4 += o.C3[:k2]
+    h, l1 = two_sum(o.C1[:k2], g3)
+    h, l2 = two_sum(h, o.C4[:k2])
+    h, l3 = two_sum(h, g4)
+    tt, terr = _sum_bound([l1, l2, l3, o.C2[2 * k2:], o.C3[k2:], o.C4[k2:], o.C5])
     h, l = two_sum(h, tt)
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
     rad = sum_upper(o.GT, n)                               # the block's weights against T (Lemma 12.4)
@@ -185,14 +193,6 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) 
     return h, l, rad
 
 
-class _WeightsT:
-    """The transposed right factors (sets' rows first), contiguous for the block products."""
-
-    def __init__(self, W: _Weights):
-        self.A123, self.A12, self.A1, self.R = (np.ascontiguousarray(x.T) for x in (W.A123, W.A12, W.A1, W.R))
-        self.Gv = np.ascontiguousarray(np.hstack([W.ar, up(W.ar * W.lam_p[:, None])]).T)
-
-
 class _Work:
     """Buffers for blocks of up to ``B`` roots (reused: no allocation per block); the roots
     are the last, contiguous axis."""
@@ -200,9 +200,8 @@ class _Work:
     def __init__(self, B: int, n: int):
         shape = (2, n, B)
         self.dh, self.dl = np.empty(shape), np.empty(shape)
-        self.L = np.empty((6, 2, n, B))                    # [q0, q2, q3, q4, delta1, delta2]
+        self.L = np.empty((7, 2, n, B))                    # [q1, q2, q3, delta1, q0, q4, delta2]
         self.d = np.empty(shape)
-        self.q1 = np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
         self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
         self.v, self.T, self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(6))
@@ -244,7 +243,7 @@ def _dekker(xH, xL, yH, yL, p, e, t):
     e += t
 
 
-def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _WeightsT, beta: int,
+def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta: int,
            R0: float, lam_z: np.ndarray, lam_p_max: float, gam: float) -> float:
     """One block of roots (the columns ``cols`` of ``out``): the exact and rounded
     products and the radius ingredients at its roots; returns its separation bound.  The
@@ -275,7 +274,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
         raise RangeError("a pole lies too close to a root for double-double disks")
     np.divide(1.0, v, out=v)
     L = w.L
-    q0 = np.multiply(dh, v, out=L[0])                      # [q0r, q0i]: q0 = q0r - i q0i
+    q0 = np.multiply(dh, v, out=L[4])                      # [q0r, q0i]: q0 = q0r - i q0i
     T = np.sqrt(v, out=w.T)
     # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
@@ -314,7 +313,8 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
     np.multiply(q0[0], im, out=d[1])
     np.multiply(q0[1], rre, out=s)
     d[1] += s
-    Tmax = float(T.max())
+    Tk = T.max(axis=0)                                     # per root
+    Tmax = float(Tk.max())
     # per pair |d - dh - dl| <= Rd = R0 + lam_k + lam_j (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
     R1 = up(up(R0 + float(lam_z.max())) + lam_p_max)      # the block's largest Rd
     cbeta = up((1 + 5.2 * U) * R1)
@@ -328,12 +328,12 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
-    tau = _pow2_at_least(up((1 + 4 * U) * T.max(axis=0)))  # per root, >= |q0| >= its parts
+    tau = _pow2_at_least(up((1 + 4 * U) * Tk))             # per root, >= |q0| >= its parts
     tmin, tmax = float(tau.min()), float(tau.max())
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
     src = q0
-    for sl, rest, k in ((w.q1, t, 1), (L[1], t, 2), (L[2], L[3], 3)):
+    for sl, rest, k in ((L[0], t, 1), (L[1], t, 2), (L[2], L[5], 3)):
         C = 1.5 * 2.0 ** (52 - k * beta) * tau           # per root
         np.add(src, C, out=sl)
         sl -= C                                            # src rounded to the grid tau 2^(-k beta)
@@ -343,14 +343,15 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
     if not float(taud.min()) * W.sigma_min >= 2.0 ** (3 * beta - 1072):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
     C = 1.5 * 2.0 ** (52 - beta) * taud
-    np.add(d, C, out=L[4])
-    L[4] -= C                                              # delta1: delta on the grid taud 2^-beta
-    np.subtract(d, L[4], out=L[5])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
-    out.X1[:, cols] = WT.A123 @ w.q1.reshape(2 * n, B)     # exact: a1 q1 | a2 q1 | a3 q1
-    out.X2[:, cols] = WT.A12 @ L[1].reshape(2 * n, B)      # exact: a1 q2 | a2 q2
-    out.X3[:, cols] = WT.A1 @ L[2].reshape(2 * n, B)       # exact: a1 q3
-    out.X4[:, cols] = WT.A12 @ L[4].reshape(2 * n, B)      # exact: a1 delta1 | a2 delta1
-    out.Y[:, cols] = WT.R @ L.reshape(12 * n, B)           # the rest, rounded
+    np.add(d, C, out=L[3])
+    L[3] -= C                                              # delta1: delta on the grid taud 2^-beta
+    np.subtract(d, L[3], out=L[6])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
+    left = lambda i, k=1: L[i:i + k].reshape(2 * k * n, B)
+    out.C1[:, cols] = W.F12 @ left(0)                      # exact: a1 q1 | a2 q1 | a3 q1
+    out.C2[:, cols] = W.F12 @ left(1)                      # exact: a1 q2 | a2 q2; rounded: a3 q2
+    out.C3[:, cols] = W.F3 @ left(2)                       # exact: a1 q3; rounded: (a2 + a3) q3
+    out.C4[:, cols] = W.F4 @ left(3)                       # exact: a1 delta1; rounded: (a - a1) delta1
+    out.C5[:, cols] = W.F5 @ left(4, 3)                    # rounded: (a4 + al) q0 + a123 q4 + ah delta2
     # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the rest's
     # rounding against q0 + the omitted delta a^l (Lemma 12.2, 12.4), with this block's constants
     cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
@@ -359,6 +360,6 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, WT: _
     G = up(G + up(up((gam + U) * 1.4143 * (1 + 4 * U)) * W.a4l_1))
     G = up(G + up(up((1 + 8 * U) * rho) * W.al_mod))
     out.GT[:, cols] = np.ascontiguousarray(G.T) @ T
-    out.Gv[:, cols] = WT.Gv @ v                            # sums of v times (|a| + rad a), and times lam_j too
+    out.Gv[:, cols] = W.Gv @ v                             # sums of v times (|a| + rad a), and times lam_j too
     out.tau[cols], out.taud[cols] = tau, taud
     return sep

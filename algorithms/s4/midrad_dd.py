@@ -69,54 +69,154 @@ def _add_pairs_into(xh, xl, yh, yl, zh, zl):
     zh[...], zl[...] = h, l
 
 
+class _StageBuffers:
+    """Work arrays for one butterfly stage over M entries (real and imaginary parts stacked,
+    2 x M/2 per array), reused by every stage."""
+
+    def __init__(self, M: int):
+        self.M = M
+        self._flat = [np.empty(M) for _ in range(12)]
+
+    def shaped(self, shape: tuple) -> list:
+        return [b.reshape(shape) for b in self._flat]
+
+
+def _dekker_into(xH, xL, yH, yL, p, e, t):
+    """e = Dekker's error of p = fl(x y) from the splits, 0 where |p| < 2^-900 (Lemma 1)."""
+    np.multiply(xH, yH, out=e)
+    e -= p
+    np.multiply(xH, yL, out=t)
+    e += t
+    np.multiply(xL, yH, out=t)
+    e += t
+    np.multiply(xL, yL, out=t)
+    e += t
+    np.abs(p, out=t)
+    e *= t >= 2.0 ** -900
+
+
+def _two_sum_into(a, b, s, e, t):
+    """2Sum into the buffers: s = fl(a + b), e = a + b - s exactly."""
+    np.add(a, b, out=s)
+    np.subtract(s, a, out=t)                              # bb
+    np.subtract(s, t, out=e)
+    np.subtract(a, e, out=e)                              # a - (s - bb)
+    np.subtract(b, t, out=t)
+    e += t
+
+
+def _butterfly(eh, el, s, tail, yh, yl, w, sign: float) -> None:
+    """y = e + sign p for the product p = s + tail (not normalized): 2Sum of the high parts,
+    the rest added, 2Sum again, into the views (yh, yl) (Lemma 13)."""
+    S, G, t = w
+    if sign > 0:
+        _two_sum_into(eh, s, S, G, t)
+        np.add(el, tail, out=t)
+    else:
+        np.subtract(eh, s, out=S)                         # 2Sum(eh, -s)
+        np.subtract(S, eh, out=t)                         # bb
+        np.subtract(S, t, out=G)
+        np.subtract(eh, G, out=G)                         # eh - (S - bb)
+        np.add(s, t, out=t)
+        G -= t                                            # (-s) - bb
+        np.subtract(el, tail, out=t)
+    G += t
+    _two_sum_into(S, G, yh, yl, t)
+
+
 def idft_dd(H: DD, M: int) -> DD:
     """Disks of (1/M) sum_k h_k conj(z_k)^j (numpy's ifft convention) for every h in the
-    disks H: the radix-2 transform of the midpoints by the pair kernels (real and imaginary
-    parts stacked), its rounding bounded a priori stage by stage, plus the mean of the input
+    disks H: the radix-2 transform of the midpoints (real and imaginary parts stacked), each
+    product w o formed as an unnormalized pair (four Dekker products, the rest in float64,
+    as ``arith.double_double._cmul``) and added into both outputs, in work arrays reused by
+    every stage; its rounding bounded a priori stage by stage, plus the mean of the input
     radii (proofs/double_double_filter.md, Lemma 13)."""
     x = normalized(H[bit_reverse(M)])
-    X, XL = np.stack([x.rh, x.ih]), np.stack([x.rl, x.il])   # 2 x M: (re, im)
+    # the first stages (blocks of at most m entries) on the transposed layout (2, m, M/m), so
+    # that every array operation runs along rows of M/m entries; the later ones on (2, M)
+    m = 1 << ((M.bit_length() - 1 + 1) // 2)
+    X = np.stack([x.rh, x.ih]).reshape(2, M // m, m).transpose(0, 2, 1).copy()   # (re, im)
+    XL = np.stack([x.rl, x.il]).reshape(2, M // m, m).transpose(0, 2, 1).copy()
+    Y, YL = np.empty_like(X), np.empty_like(XL)
     Zc = normalized(roots_of_unity_dd(M).conj())
     r_w = float(np.max(Zc.rad)) if M > 1 else 0.0
-    c_loc = up(up(15.93 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))  # the product's share per unit of X
-    sign = np.array([-1.0, 1.0])[:, None, None]
+    c_prod = up(up(42.45 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))   # the product's share per unit of X
+    c_add = 21.5 * 2.0 ** -106 * (1 + 2.0 ** -40)                             # the two additions' share
+    buf = _StageBuffers(M)
+    sign = np.array([-1.0, 1.0])[:, None, None, None]
     E = 0.0
     Xmax = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
     size = 2
     while size <= M:
+        if size == 2 * m:                                # back to (2, M): blocks longer than m
+            X, XL = (A.transpose(0, 2, 1).reshape(2, M).copy() for A in (X, XL))
+            Y, YL = np.empty_like(X), np.empty_like(XL)
         half = size // 2
-        v, vl = X.reshape(2, -1, size), XL.reshape(2, -1, size)
+        shape = (2, m // size, size, M // m) if size <= m else (2, M // size, size, 1)
+        v, vl, yv, ylv = (A.reshape(shape) for A in (X, XL, Y, YL))
         eh, el, oh, ol = v[:, :, :half], vl[:, :, :half], v[:, :, half:], vl[:, :, half:]
+        b = buf.shaped(shape[:2] + (half,) + shape[3:])
         if size <= 4:                                    # twiddles 1 and i: p = w o exactly
-            ph, pl = oh, ol
+            s, tail = oh, ol
             if size == 4:                                # the second column times i: (re, im) -> (-im, re)
-                ph, pl = oh.copy(), ol.copy()
-                ph[:, :, 1], pl[:, :, 1] = sign[:, :, 0] * oh[::-1, :, 1], sign[:, :, 0] * ol[::-1, :, 1]
+                s, tail = b[2], b[3]
+                s[...], tail[...] = oh, ol
+                s[:, :, 1], tail[:, :, 1] = sign[:, :, 0] * oh[::-1, :, 1], sign[:, :, 0] * ol[::-1, :, 1]
             loc = 0.0
         else:
-            tw = Zc[0:M:M // size][:half]                # exp(+2 pi i j / size)
-            wr, wrl, wi, wil = (y[None, None] for y in (tw.rh, tw.rl, tw.ih, tw.il))
-            (wrH, wrL), (wiH, wiL) = _split(wr), _split(wi)
-            oH, oL = _split(oh)
-            a = _mul_pairs_split(wr, wrl, wrH, wrL, oh, ol, oH, oL)                    # [wr o_re, wr o_im]
-            b = _mul_pairs_split(wi, wil, wiH, wiL, oh[::-1], ol[::-1], oH[::-1], oL[::-1])  # [wi o_im, wi o_re]
-            ph, pl = np.empty_like(oh), np.empty_like(oh)
-            _add_pairs_into(a[0], a[1], sign * b[0], sign * b[1], ph, pl)              # w o: (re, im)
-            loc = c_loc
-        Y, YL = np.empty_like(v), np.empty_like(vl)
-        _add_pairs_into(eh, el, ph, pl, Y[:, :, :half], YL[:, :, :half])
-        _add_pairs_into(eh, el, -ph, -pl, Y[:, :, half:], YL[:, :, half:])
-        X, XL = Y.reshape(2, M), YL.reshape(2, M)
-        if not Xmax <= 2.0 ** 500:                       # NaN fails too (Lemma 8's range)
+            s, tail = _twiddle_product(Zc[0:M:M // size][:half], oh, ol, b, sign)
+            loc = c_prod
+        _butterfly(eh, el, s, tail, yv[:, :, :half], ylv[:, :, :half], (b[0], b[1], b[11]), 1.0)
+        _butterfly(eh, el, s, tail, yv[:, :, half:], ylv[:, :, half:], (b[0], b[1], b[11]), -1.0)
+        X, Y, XL, YL = Y, X, YL, XL
+        if not Xmax <= 2.0 ** 500:                       # NaN fails too (the range of Lemma 13)
             raise RangeError("the inverse transform left the double-double range")
-        E = up(up(up(2 * E) + up(up(loc + 7.51 * 2.0 ** -106 * (1 + 2.0 ** -40)) * Xmax)) + 2.0 ** -945)
-        Xmax = float(np.max(up(np.abs(X[0]) + np.abs(X[1]))))
+        E = up(up(up(2 * E) + up(up(loc + c_add) * Xmax)) + 2.0 ** -945)
+        f0, f1 = (buf._flat[i].reshape(X[0].shape) for i in (0, 1))
+        np.abs(X[0], out=f0)
+        f0 += np.abs(X[1], out=f1)
+        Xmax = up(float(np.max(f0)))
         size *= 2
+    if M <= m:                                           # the transposed layout to the end
+        X, XL = (A.transpose(0, 2, 1).reshape(2, M) for A in (X, XL))
     mean_rad = float(sum_upper(float(np.sum(x.rad)), M)) / M
     R = up(up(mean_rad * (1 + 2.0 ** -50)) + up(E / M))   # E/M, M a power of two: exact but for underflow
     c = 1.0 / M
     out = DD(X[0] * c, XL[0] * c, X[1] * c, XL[1] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
     return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
+
+
+def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:
+    """p = w o for the stage's twiddles w (normalized pairs, broadcast along the rows) as an
+    unnormalized pair (s, tail) in the buffers b[8], b[9]: the four products of the high
+    parts by Dekker, their sums per part by 2Sum, the Dekker errors, the 2Sum error and the
+    high-times-low products added in float64 (``_cmul``'s steps without its last 2Sum)."""
+    wr, wrl, wi, wil = (y[None, None, :, None] for y in (tw.rh, tw.rl, tw.ih, tw.il))
+    (wrH, wrL), (wiH, wiL) = _split(wr), _split(wi)
+    oH, oL, P, E1, Q, E2, C1, C2, s, g, t = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[11]
+    np.multiply(oh, 134217729.0, out=oH)                 # Veltkamp's split of o's high parts
+    np.subtract(oH, oh, out=oL)
+    np.subtract(oH, oL, out=oH)
+    np.subtract(oh, oH, out=oL)
+    np.multiply(oh, wr, out=P)                           # [wr o_re, wr o_im]
+    _dekker_into(wrH, wrL, oH, oL, P, E1, t)
+    np.multiply(oh[::-1], wi, out=Q)                     # [wi o_im, wi o_re]
+    _dekker_into(wiH, wiL, oH[::-1], oL[::-1], Q, E2, t)
+    np.multiply(ol, wr, out=C1)                          # [wr o_re, wr o_im]'s high-times-low products
+    np.multiply(oh, wrl, out=t)
+    C1 += t
+    np.multiply(ol[::-1], wi, out=C2)                    # [wi o_im, wi o_re]'s
+    np.multiply(oh[::-1], wil, out=t)
+    C2 += t
+    Q *= sign                                            # Re = wr o_re - wi o_im, Im = wr o_im + wi o_re
+    E2 *= sign
+    C2 *= sign
+    _two_sum_into(P, Q, s, g, t)
+    E1 += E2
+    C1 += C2
+    E1 += C1
+    g += E1                                              # the tail: 2Sum error + Dekker errors + the rest
+    return s, g
 
 
 def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None,

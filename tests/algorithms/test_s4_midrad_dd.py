@@ -179,3 +179,23 @@ def test_cauchy_disks_contain_the_exact_sums(seed, gap):
             for m in mus:
                 s, c = arb.sin_cos_pi_fmpq(fmpq(-2 * k, M))
                 assert abs(acb(c, s) - acb(m.real, m.imag)).lower() >= arb(sep)
+
+
+@pytest.mark.parametrize("M,scale", [(1, 1.0), (2, 1e-150), (4, 1.0), (8, 1e140), (16, 1.0), (64, 1e-300),
+                                     (128, 1.0), (512, 3.0), (2048, 1.0)])
+def test_inverse_dft_every_layout(M, scale):
+    """idft_dd with its first stages on the transposed layout (all of them for M <= 8, part of
+    them above): the disks contain the 400-bit transform of the pair values, for lows up to
+    2^-53 of the highs and magnitudes from 1e-300 to 1e140 (Lemma 13)."""
+    g = np.random.default_rng(M)
+    h = (g.standard_normal(M) + 1j * g.standard_normal(M)) * scale
+    l = (g.uniform(-1, 1, M) * h.real + 1j * g.uniform(-1, 1, M) * h.imag) * 2.0 ** -53
+    H = DD.from_parts(h, l, np.zeros(M))
+    K = idft_dd(H, M)
+    with ctx.workprec(400):
+        pts = [acb(x.real, x.imag) + acb(y.real, y.imag) for x, y in zip(h, l)]
+        ref = REF.primitive("dft")(pts, True) if M > 1 else pts
+        for j in range(M):
+            assert _dd_holds_ball(complex(K.rh[j], K.ih[j]), complex(K.rl[j], K.il[j]), float(K.rad[j]), ref[j])
+        if scale >= 1e-150:                              # the rounding stays near u^2 |h| per stage
+            assert float(K.rad.max()) <= 2.0 ** -100 * scale * max(1, math.log2(M))

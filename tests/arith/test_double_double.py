@@ -166,3 +166,46 @@ def test_pair_kernels_within_the_a_priori_bounds(x, y):
     sh, sl = (float(v[0]) for v in add_pairs(*(np.array([v]) for v in (xh, xl, yh, yl))))
     assert abs(X + Y - Fraction(sh) - Fraction(sl)) <= Fraction(31, 10) * u2 * (abs(Fraction(xh)) + abs(Fraction(yh)))
     assert abs(sl) <= 2.0 ** -53 * abs(sh)
+
+
+@st.composite
+def any_pair(draw):
+    """A (hi, lo) pair of floats, normalized or not: lows up to the high part's size, tiny,
+    subnormal or zero parts, magnitudes 1e-300 to 1e150."""
+    s = draw(st.sampled_from([1e-300, 1e-160, 1e-20, 1.0, 3.7, 1e40, 1e150]))
+    h = draw(st.one_of(st.floats(-1, 1), st.sampled_from([0.0, 5e-324, -2.0 ** -1022]))) * s
+    ratio = draw(st.sampled_from([0.0, 2.0 ** -53, 2.0 ** -30, 1.0]))
+    return h, h * draw(st.floats(-1, 1)) * ratio
+
+
+def _fr(*xs):
+    return [Fraction(float(v)) for v in xs]
+
+
+@settings(max_examples=300)
+@given(any_pair(), any_pair(), any_pair(), any_pair())
+def test_complex_pair_product_within_its_bound(xr, xi, yr, yi):
+    """_cmul: |x y - (rh + rl) - i (ih + il)| <= err, checked exactly, for pairs normalized or
+    not (Lemma 3); _csquare within _cmul's bound for y = x."""
+    from s4cert.arith.double_double import _cmul, _csquare
+    a = [np.array([v]) for v in (*xr, *xi, *yr, *yi)]
+    X = (Fraction(xr[0]) + Fraction(xr[1]), Fraction(xi[0]) + Fraction(xi[1]))
+    Y = (Fraction(yr[0]) + Fraction(yr[1]), Fraction(yi[0]) + Fraction(yi[1]))
+    for out, (pr, pi) in ((_cmul(*a), (X[0] * Y[0] - X[1] * Y[1], X[0] * Y[1] + X[1] * Y[0])),
+                          (_csquare(*a[:4]), (X[0] ** 2 - X[1] ** 2, 2 * X[0] * X[1]))):
+        rh, rl, ih, il, err = (float(v[0]) if np.ndim(v) else float(v) for v in out)
+        re, im = pr - Fraction(rh) - Fraction(rl), pi - Fraction(ih) - Fraction(il)
+        assert abs(re) + abs(im) <= Fraction(err)
+    # 0-d operands give 0-d results
+    assert np.ndim(_cmul(*(np.float64(v) for v in (*xr, *xi, *yr, *yi)))[0]) == 0
+
+
+def test_complex_pair_product_is_tight():
+    """On normalized pairs of size about 1 the bound stays near 60 u^2, the error near u^2."""
+    from s4cert.arith.double_double import _cmul
+    g = np.random.default_rng(3)
+    h = g.standard_normal((4, 64))
+    l = h * g.uniform(-1, 1, (4, 64)) * 2.0 ** -53
+    out = _cmul(h[0], l[0], h[1], l[1], h[2], l[2], h[3], l[3])
+    Ah, Bh = np.abs(h[0]) + np.abs(h[1]), np.abs(h[2]) + np.abs(h[3])
+    assert np.all(out[4] <= 45 * 2.0 ** -106 * Ah * Bh + 2.0 ** -900)

@@ -172,7 +172,6 @@ def _stress_poles(draw):
 @st.composite
 def stress_sums(draw):
     poles = _stress_poles(draw)
-    n = len(poles)
     seed = draw(st.integers(0, 2 ** 32 - 1))
     M = draw(st.sampled_from([4, 64, 512]))
     return poles, seed, M

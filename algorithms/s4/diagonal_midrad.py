@@ -220,7 +220,8 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     rad += c0[:, None]
     mid_l = Re.reshape(batch, T * blocks)[:, :L]
     rad_l = np.broadcast_to(rad[:, :, None], (batch, blocks, T)).reshape(batch, T * blocks)[:, :L]
-    if not (np.all(np.isfinite(mid_l)) and np.all(np.isfinite(rad_l))):
+    # a sum is finite only if every term is (the entrywise test runs only when it is not)
+    if not (np.isfinite(mid_l.sum()) and np.all(np.isfinite(rad))):
         rad_l = np.where(np.isfinite(mid_l) & np.isfinite(rad_l), rad_l, np.inf)
     return mid_l, rad_l
 

@@ -267,8 +267,11 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
         fmid, frad = fast
         target = _targets(eps, fmid)
-        with np.errstate(invalid="ignore"):
-            accepted = (np.max(frad, axis=2) <= target) & np.all(np.isfinite(fmid), axis=2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            fmax = np.max(frad, axis=2)
+            # a row's sum is finite only if every entry is (a finite row whose sum overflows
+            # is only sent to the other routes)
+            accepted = (fmax <= target) & np.isfinite(np.sum(fmid, axis=2))
         if accepted.all():  # the usual case: the pass's arrays themselves
             mid, rad = np.ascontiguousarray(fmid, dtype=np.float64), np.ascontiguousarray(frad, dtype=np.float64)
         else:
@@ -309,7 +312,10 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
         res.reason = refused[0]["reason"] + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else "")
         res.info["refused"] = refused
     res.eps = max(targets) if targets else 0.0
-    res.max_rad = float(rad.max()) if rad.size else 0.0
+    if fast is not None and accepted.all() and rad.size:
+        res.max_rad = float(fmax.max())   # the same rows
+    else:
+        res.max_rad = float(rad.max()) if rad.size else 0.0
     if exact:
         res.mid_exact, res.rad_exact = _exact_arrays(mid, rad, exact)
         res.max_rad = max(float_up(max(Fraction(x) for x in rows[1])) if rows[1] else 0.0

@@ -245,10 +245,20 @@ class DD:
         return up(_abs1(self.rh, self.rl) + _abs1(self.ih, self.il))
 
     def mid_abs(self) -> np.ndarray:
-        """An upper bound of |mid|: sqrt(a^2 + b^2) of upper bounds a, b of the parts, every
-        operation rounded up (no sqrt(2) lost, which compounds over chains of products)."""
-        a, b = _abs1(self.rh, self.rl), _abs1(self.ih, self.il)
-        return up(np.sqrt(up(up(a * a) + up(b * b))))
+        """An upper bound of |mid|: sqrt(A^2 + B^2) for A = |rh| + |rl|, B = |ih| + |il| (no
+        sqrt(2) lost, which compounds over chains of products), from its rounded value w by
+        fl(fl(w (1 + 2^-50)) + 2^-535) (proofs/double_double_filter.md, section 3)."""
+        a = np.abs(self.rh)                            # in place where these are arrays
+        a += np.abs(self.rl)
+        b = np.abs(self.ih)
+        b += np.abs(self.il)
+        a *= a
+        b *= b
+        a += b
+        a = np.sqrt(a)
+        a *= 1.0 + 2.0 ** -50
+        a += 2.0 ** -535
+        return a
 
     def _make(self, rh, rl, ih, il, rad) -> "DD":
         _check(rh, ih, rad)  # |lo| <= u |hi| after two_sum, so the low parts are in range too

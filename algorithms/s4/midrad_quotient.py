@@ -34,10 +34,17 @@ from ...arith.midrad import MR, U, sum_upper, up
 KEYS = (("C", "B"), ("C", 0), (0, "B"), (0, 0))
 
 
+#: the quotient's weights cost about 1 us per pair of poles (double-double, n^2 pairs), the
+#: Cauchy sums about 22 ns per (root, pole) pair (measured, n = 64 to 1024): with at least
+#: this many roots per pole the weights cost at most about 40% of the sums
+ROOTS_PER_POLE = 128
+
+
 def applies(r: int, st: Any) -> bool:
-    """Whether the quotient form applies to a set-up: rank one, no exceptional index and
-    at least one regular pole."""
-    return r == 1 and not st.exceptional and not st.offsets and len(st.poles) > 0
+    """Whether the quotient form applies to a set-up: rank one, no exceptional index, at
+    least one regular pole, and at least ROOTS_PER_POLE roots per pole (the cost rule)."""
+    n = len(st.poles)
+    return r == 1 and not st.exceptional and not st.offsets and n > 0 and st.M >= ROOTS_PER_POLE * n
 
 
 def _pair_products(E: DD, A: DD) -> tuple:
@@ -72,15 +79,25 @@ def _tree_sum(parts: tuple) -> tuple[tuple, int]:
     return tuple(x[..., 0].T.copy() for x in parts), depth
 
 
+#: the pair sums work on blocks of rows of about this many (set, row, column) products
+AT_POLES_BLOCK = 1 << 15
+
+
 def cauchy_at_poles(E: DD, A: DD) -> DD:
     """Disks of S'_ic = sum_j E_ij a_jc for disks E (n, n) and A (n, K): the products and
     the sums over j as pairs (``mul_pairs``, ``add_pairs``), their rounding bounded a priori
     by (11.2 + 3.2 D) u^2 1.01 sum_j |E_h|_1 |a_h|_1 plus underflow allowances, and the
     disks' radii by sum_j (|E| rad a + rad E |a| + rad E rad a), all sums over j by matrix
-    products of nonnegative floats and ``sum_upper`` (proofs/midrad_filter.md, Lemma 13)."""
+    products of nonnegative floats and ``sum_upper`` (proofs/midrad_filter.md, Lemma 13).
+    The rows i are done in blocks (AT_POLES_BLOCK products each)."""
     E, A = normalized(E), normalized(A)
-    n = E.rh.shape[1]
-    (rh, rl, ih, il), depth = _tree_sum(_pair_products(E, A))
+    n, K = E.rh.shape[1], A.rh.shape[1]
+    step = max(1, AT_POLES_BLOCK // max(1, n * K))
+    parts, depth = [], 0
+    for i in range(0, E.rh.shape[0], step):
+        p, depth = _tree_sum(_pair_products(E[i:i + step], A))
+        parts.append(p)
+    rh, rl, ih, il = (np.concatenate([p[f] for p in parts]) for f in range(4))
     e1 = up(np.abs(E.rh) + np.abs(E.ih))                     # |E_h|_1
     a1 = up(np.abs(A.rh) + np.abs(A.ih))
     em = up(e1 * (1 + 2 * U))                                # >= |E_h + E_l|

@@ -242,6 +242,7 @@ def test_stress_kernels_contain_the_ball_run(monkeypatch, kind, force):
     from s4cert.algorithms.s4 import midrad_quotient
     if force:
         monkeypatch.setattr(midrad_quotient, "QUOTIENT_RATIO", math.inf)
+        monkeypatch.setattr(midrad_quotient, "ROOTS_PER_POLE", 0)
     step, L = 0.1, 128
     model = float_model(STRESS_MODELS[kind](2 / step), 11, q_is_p=True)
     res = filter_kernel_midrad(model, step, L)
@@ -261,14 +262,25 @@ def test_stress_kernels_contain_the_ball_run(monkeypatch, kind, force):
 @given(st.integers(0, 2 ** 32 - 1), st.integers(1, 10))
 def test_random_rank_one_kernels_contain_the_ball_run(seed, n):
     """Random rank-one float models (Re lambda in [-3, 0), |Im| up to 100): the disks of
-    both transfers (quotient and correction) contain the 320-bit ball run."""
+    both transfers (the quotient forced wherever it applies, and the correction) contain
+    the 320-bit ball run."""
+    from s4cert.algorithms.s4 import midrad_quotient
+    saved = midrad_quotient.QUOTIENT_RATIO, midrad_quotient.ROOTS_PER_POLE
+    midrad_quotient.QUOTIENT_RATIO, midrad_quotient.ROOTS_PER_POLE = math.inf, 0
+    try:
+        _random_rank_one(seed, n)
+    finally:
+        midrad_quotient.QUOTIENT_RATIO, midrad_quotient.ROOTS_PER_POLE = saved
+
+
+def _random_rank_one(seed: int, n: int) -> None:
     g = np.random.default_rng(seed)
     model = float_model(-g.uniform(0.01, 3, n) + 1j * g.uniform(-100, 100, n), seed)
     step, L = 0.05, 64
     res = filter_kernel_midrad(model, step, L)
     old = filter_kernel_midrad(model, step, L, quotient=False)
     ref = filter_kernel(REF, model, step, L, cauchy="direct")
-    assert res.ok and ref.ok and old.info["transfer"] == "correction"
+    assert res.ok and ref.ok and res.info["transfer"] == "quotient" and old.info["transfer"] == "correction"
     for out in (res, old):
         for mm, r, b in zip(*out.value, ref.value):
             assert disk_holds_ball(complex(mm), float(r), b)

@@ -371,9 +371,11 @@ def _dd_of_real(x, prec: int) -> tuple[float, float, float]:
         return _dd_parts(x)
 
 
-def _dd_parts(x) -> tuple[float, float, float]:
-    """``_dd_of_real`` at the current precision (the caller sets it)."""
-    from .ball import float_upper
+def _dd_parts(x, float_upper=None) -> tuple[float, float, float]:
+    """``_dd_of_real`` at the current precision (the caller sets it; ``float_upper`` is
+    ``arith.ball.float_upper``, passed by callers in a loop)."""
+    if float_upper is None:
+        from .ball import float_upper
 
     hi = float(x.mid())
     rest = x - hi
@@ -386,16 +388,16 @@ def dd_of_balls(balls: list, prec: int = 256) -> DD:
     per element: relative to the element (about 2^-104 |x| plus the ball's own radius)."""
     from flint import ctx
 
-    n = len(balls)
-    hi, lo, rad = np.empty(n, complex), np.empty(n, complex), np.empty(n)
+    from .ball import float_upper
+
+    parts = []
     with ctx.workprec(prec):
-        for j, b in enumerate(balls):
+        for b in balls:
             if not b.is_finite():
                 raise RangeError("a ball is not finite")
-            rh, rl, er = _dd_parts(b.real)
-            ih, il, ei = _dd_parts(b.imag)
-            hi[j], lo[j], rad[j] = complex(rh, ih), complex(rl, il), er + ei
-    return DD.from_parts(hi, lo, up(rad))
+            parts.append(_dd_parts(b.real, float_upper) + _dd_parts(b.imag, float_upper))
+    a = np.array(parts, dtype=np.float64).reshape(len(balls), 6)   # rh, rl, er, ih, il, ei
+    return DD.from_parts(a[:, 0] + 1j * a[:, 3], a[:, 1] + 1j * a[:, 4], up(a[:, 2] + a[:, 5]))
 
 
 @lru_cache(maxsize=8)

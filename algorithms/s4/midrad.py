@@ -35,7 +35,7 @@ from flint import acb, ctx
 from ...arith import BallField
 from ...arith.double_double import DD, dd_of_balls
 from ...arith.ball import float_upper
-from ...arith.midrad import (MR, SMALL, LARGE, U, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
+from ...arith.midrad import (MR, LARGE, U, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -130,8 +130,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         raise RangeError("too many poles for the a-priori bounds")
     gam = up((n + 5) * U / (1 - (n + 5) * U))          # >= gamma_(n+3): the rest's rounding
     big = max([1.0] + [float(np.max(np.abs(x), initial=0.0)) for x in (ph.real, ph.imag, zh.real, zh.imag)])
-    if not big <= LARGE:                               # NaN fails too
-        raise RangeError("a root or pole is not finite or exceeds 2^400")
+    if not big <= 2.0 ** 390:                          # NaN fails too; then every 1/|d|^2 >= 2^-784
+        raise RangeError("a root or pole is not finite or exceeds 2^390")
     g = float(_pow2_at_least(np.array(2.0 + big))) * 2.0 ** -52   # 2^53 g > |zh'| + |ph'| per part
     std = roots_of_unity_dd(M) if M >= 1 and M & (M - 1) == 0 else None
     if std is not None and zh is std[0] and zl is std[1]:   # the cached root table: its rebasing cached too
@@ -188,9 +188,10 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
             np.divide(1.0, nrm, out=inv)              # 1/|d|^2
             np.divide(dre, nrm, out=dre)              # Re(1/d)
             np.divide(dim, nrm, out=dim)              # -Im(1/d)
-        lo, hi = float(inv.min()), float(inv.max())
-        if not (lo >= SMALL * SMALL and hi <= LARGE * LARGE):
-            raise RangeError("a pole lies too close to (or too far from) a root for float64 disks")
+        vmax = inv.max(axis=0)                        # per root (NaN propagates)
+        hi = float(vmax.max())
+        if not hi <= LARGE * LARGE:                   # the lower end 2^-800 holds a priori (|d| <= 2^392)
+            raise RangeError("a pole lies too close to a root for float64 disks")
         inv_max = max(inv_max, hi)
         np.sqrt(inv, out=inv)                         # T ~ 1/|d|
         tmax_b = up((1 + 4 * U) * up(math.sqrt(hi)))
@@ -200,7 +201,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 3.01
         c_q = up(up(1.0 / down(1 - kappa)) + 3.01)
         c_q = up(c_q + up(up(R0 * tmax_b) / up(U * down(1 - kappa))))
-        tau = _pow2_at_least(up((1 + 8 * U) * inv.max(axis=0)))   # >= |q| >= its parts, per root (Lemma 9)
+        # >= |q| >= its parts, per root (Lemma 9); fl(sqrt) is monotone, so sqrt(vmax) = max T
+        tau = _pow2_at_least(up((1 + 8 * U) * np.sqrt(vmax)))
         if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
         Ct = 1.5 * 2.0 ** (52 - beta) * tau

@@ -347,11 +347,12 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta:
     L[3] -= C                                              # delta1: delta on the grid taud 2^-beta
     np.subtract(d, L[3], out=L[6])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
     left = lambda i, k=1: L[i:i + k].reshape(2 * k * n, B)
-    out.C1[:, cols] = W.F12 @ left(0)                      # exact: a1 q1 | a2 q1 | a3 q1
-    out.C2[:, cols] = W.F12 @ left(1)                      # exact: a1 q2 | a2 q2; rounded: a3 q2
-    out.C3[:, cols] = W.F3 @ left(2)                       # exact: a1 q3; rounded: (a2 + a3) q3
-    out.C4[:, cols] = W.F4 @ left(3)                       # exact: a1 delta1; rounded: (a - a1) delta1
-    out.C5[:, cols] = W.F5 @ left(4, 3)                    # rounded: (a4 + al) q0 + a123 q4 + ah delta2
+    # each product written straight into its columns of the output (a matrix of leading dimension M)
+    np.matmul(W.F12, left(0), out=out.C1[:, cols])         # exact: a1 q1 | a2 q1 | a3 q1
+    np.matmul(W.F12, left(1), out=out.C2[:, cols])         # exact: a1 q2 | a2 q2; rounded: a3 q2
+    np.matmul(W.F3, left(2), out=out.C3[:, cols])          # exact: a1 q3; rounded: (a2 + a3) q3
+    np.matmul(W.F4, left(3), out=out.C4[:, cols])          # exact: a1 delta1; rounded: (a - a1) delta1
+    np.matmul(W.F5, left(4, 3), out=out.C5[:, cols])       # rounded: (a4 + al) q0 + a123 q4 + ah delta2
     # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the rest's
     # rounding against q0 + the omitted delta a^l (Lemma 12.2, 12.4), with this block's constants
     cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
@@ -359,7 +360,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta:
     G = up(G + up(calpha * W.abs_a))
     G = up(G + up(up((gam + U) * 1.4143 * (1 + 4 * U)) * W.a4l_1))
     G = up(G + up(up((1 + 8 * U) * rho) * W.al_mod))
-    out.GT[:, cols] = np.ascontiguousarray(G.T) @ T
-    out.Gv[:, cols] = W.Gv @ v                             # sums of v times (|a| + rad a), and times lam_j too
+    np.matmul(G.T, T, out=out.GT[:, cols])
+    np.matmul(W.Gv, v, out=out.Gv[:, cols])                # sums of v times (|a| + rad a), and times lam_j too
     out.tau[cols], out.taud[cols] = tau, taud
     return sep

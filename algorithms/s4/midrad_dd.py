@@ -20,6 +20,7 @@ filter constants need (b, w, d, A_wt), as in ``s4.midrad``.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -138,8 +139,7 @@ def idft_dd(H: DD, M: int) -> DD:
     X = np.stack([x.rh, x.ih]).reshape(2, M // m, m).transpose(0, 2, 1).copy()   # (re, im)
     XL = np.stack([x.rl, x.il]).reshape(2, M // m, m).transpose(0, 2, 1).copy()
     Y, YL = np.empty_like(X), np.empty_like(XL)
-    Zc = normalized(roots_of_unity_dd(M).conj())
-    r_w = float(np.max(Zc.rad)) if M > 1 else 0.0
+    Zc, r_w = _twiddles(M)
     c_prod = up(up(42.45 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))   # the product's share per unit of X
     c_add = 21.5 * 2.0 ** -106 * (1 + 2.0 ** -40)                             # the two additions' share
     buf = _StageBuffers(M)
@@ -184,6 +184,15 @@ def idft_dd(H: DD, M: int) -> DD:
     c = 1.0 / M
     out = DD(X[0] * c, XL[0] * c, X[1] * c, XL[1] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
     return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
+
+
+@lru_cache(maxsize=4)
+def _twiddles(M: int) -> tuple[DD, float]:
+    """The normalized pairs of conj(z_k) (read-only, cached per M) and their largest radius."""
+    Zc = normalized(roots_of_unity_dd(M).conj())
+    for a in (Zc.rh, Zc.rl, Zc.ih, Zc.il, Zc.rad):
+        a.setflags(write=False)
+    return Zc, (float(np.max(Zc.rad)) if M > 1 else 0.0)
 
 
 def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:

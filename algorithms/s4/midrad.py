@@ -98,6 +98,29 @@ def _pow2_at_least(m: np.ndarray) -> np.ndarray:
     return np.ldexp(np.ones_like(m), e - (f == 0.5))
 
 
+def _leading_view_of(x: np.ndarray) -> np.ndarray | None:
+    """The array x is the first len(x) entries of (x.base itself, or None)."""
+    b = x.base
+    if b is None or b.ndim != 1 or x.ndim != 1 or x.strides != b.strides:
+        return None
+    return b if x.ctypes.data == b.ctypes.data and len(x) <= len(b) else None
+
+
+def _roots_on_grid(zh: np.ndarray, zl: np.ndarray, g: float) -> tuple:
+    """``on_grid`` of the roots' pairs; for the cached root table of some M, or its leading
+    entries (the layer pass's half grid), the cached rebasing (``roots_on_grid``)."""
+    for h, l in ((zh, zl), (_leading_view_of(zh), _leading_view_of(zl))):
+        if h is None or l is None:
+            continue
+        M = len(h)
+        if M >= 1 and M & (M - 1) == 0:
+            std = roots_of_unity_dd(M)
+            if h is std[0] and l is std[1]:
+                h2, l2, e = roots_on_grid(M, g)
+                return h2[:len(zh)], l2[:len(zh)], e
+    return on_grid(zh, zl, g)
+
+
 def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
                          weights_lo: list[np.ndarray] | None = None,
                          bounded: list[MR] | None = None) -> tuple:
@@ -133,11 +156,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     if not big <= 2.0 ** 390:                          # NaN fails too; then every 1/|d|^2 >= 2^-784
         raise RangeError("a root or pole is not finite or exceeds 2^390")
     g = float(_pow2_at_least(np.array(2.0 + big))) * 2.0 ** -52   # 2^53 g > |zh'| + |ph'| per part
-    std = roots_of_unity_dd(M) if M >= 1 and M & (M - 1) == 0 else None
-    if std is not None and zh is std[0] and zl is std[1]:   # the cached root table: its rebasing cached too
-        zh, zl, ez = roots_on_grid(M, g)
-    else:
-        zh, zl, ez = on_grid(zh, zl, g)
+    zh, zl, ez = _roots_on_grid(zh, zl, g)
     ph, pl, ep = on_grid(ph, pl, g)
     A = np.stack([w.mid for w in weights], axis=1)                     # n x K
     Arad = np.stack([w.rad for w in weights], axis=1)

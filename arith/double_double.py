@@ -100,16 +100,16 @@ _C_HH = up(8 * U * U * (1 + 2.0 ** -49))
 _C_CROSS = up(10 * U * (1 + 2.0 ** -50))
 
 
-def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
+def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil, bound: bool = True):
     """x y of complex double-doubles, midpoints as pairs: (rh, rl, ih, il, err) with
     |x y - (rh + rl) - i (ih + il)| <= err for any pairs (normalized or not): four Dekker
     products, each part's two high products added by 2Sum, the rest (2Sum error, Dekker
     errors, the high-times-low products) added in float64, a final 2Sum; the low-times-low
     products dropped.  err a priori from Ah = |xrh| + |xih|, Al = |xrl| + |xil| and Bh, Bl
-    of y (proofs/double_double_filter.md, Lemma 3)."""
+    of y (proofs/double_double_filter.md, Lemma 3); err is None without ``bound``."""
     args = np.broadcast_arrays(xrh, xrl, xih, xil, yrh, yrl, yih, yil)
     if args[0].ndim == 0:                              # 0-d: as arrays of one element
-        return tuple(v.reshape(()) for v in _cmul(*(a.reshape(1) for a in args)))
+        return tuple(v if v is None else v.reshape(()) for v in _cmul(*(a.reshape(1) for a in args), bound=bound))
     xrh, xrl, xih, xil, yrh, yrl, yih, yil = args
     xrH, xrL = split(xrh)
     xiH, xiL = split(xih)
@@ -139,7 +139,7 @@ def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
     e3 += c
     g += e3
     ih, il = two_sum(s, g)
-    return rh, rl, ih, il, _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil)
+    return rh, rl, ih, il, (_cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil) if bound else None)
 
 
 def _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
@@ -314,7 +314,7 @@ class DD:
         if not np.all(np.isfinite(y0)):
             raise RangeError("a divisor's midpoint is 0 or out of range")
         y0r, y0i, zero = y0.real.copy(), y0.imag.copy(), np.zeros(y0.shape)
-        pr, prl, pi, pil, _ = _cmul(*m, y0r, zero, y0i, zero)
+        pr, prl, pi, pil, _ = _cmul(*m, y0r, zero, y0i, zero, bound=False)
         rr, ri = (1.0 - pr) - prl, -(pi + pil)               # 1 - m y0, to about u^2 (not relied on)
         yrh, yrl = two_sum(y0r, y0r * rr - y0i * ri)
         yih, yil = two_sum(y0i, y0r * ri + y0i * rr)

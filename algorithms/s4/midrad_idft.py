@@ -42,7 +42,8 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     K, M = Hmid.shape
     h = Hmid[:, bit_reverse(M)]
     X, Y = np.stack([h.real, h.imag]), np.empty((2, K, M))   # (re, im) x rows x entries
-    E, En, A = np.zeros((K, M)), np.empty((K, M)), np.empty((K, M))
+    E, En = np.zeros((K, M)), np.empty((K, M))
+    A, An = np.abs(X[0]) + np.abs(X[1]), np.empty((K, M))   # |x|_1 of the stage's input, per entry
     P, O1 = np.empty((2, K, M // 2)), np.empty((K, M // 2))
     size = 2
     while size <= M:
@@ -55,30 +56,33 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
             t[0] = 0.0
         if size >= 4 and w[size // 4] == 1j:        # w = i exactly (j = size/4): exact too
             t[size // 4] = 0.0
-        wr, wi = w.real.copy(), w.imag.copy()
         v, vy = X.reshape(2, K, -1, size), Y.reshape(2, K, -1, size)
         e, o = v[..., :half], v[..., half:]
-        p, o1 = P.reshape(2, K, -1, half), O1.reshape(K, -1, half)
-        np.multiply(wr, o[0], out=p[0])
-        p[0] -= wi * o[1]                           # Re(w o)
-        np.multiply(wr, o[1], out=p[1])
-        p[1] += wi * o[0]                           # Im(w o)
+        if size == 2 and w[0] == 1:                 # w o = o exactly: the same values as the products give
+            p = o
+        else:
+            wr, wi = w.real.copy(), w.imag.copy()
+            p = P.reshape(2, K, -1, half)
+            np.multiply(wr, o[0], out=p[0])
+            p[0] -= wi * o[1]                       # Re(w o)
+            np.multiply(wr, o[1], out=p[1])
+            p[1] += wi * o[0]                       # Im(w o)
         np.add(e, p, out=vy[..., :half])
         np.subtract(e, p, out=vy[..., half:])
         # per entry: E' = E_e + E_o + t_j |o|_1 + u |out|_1 (Lemma 11), in round to nearest: the
-        # computed E is at least the exact recursion's over (1 + u)^(4 log2 M) (below)
-        np.abs(o[0], out=o1)
-        o1 += np.abs(o[1])
-        o1 *= t
+        # computed E is at least the exact recursion's over (1 + u)^(5 log2 M) (below); |o|_1 is
+        # the previous stage's |out|_1 (the same floats)
+        o1 = O1.reshape(K, -1, half)
+        np.multiply(A.reshape(K, -1, size)[..., half:], t, out=o1)
         Ev, Env = E.reshape(K, -1, size), En.reshape(K, -1, size)
         o1 += Ev[..., :half]
         o1 += Ev[..., half:]                        # the shared part of both outputs' bounds
-        np.abs(Y[0], out=A)
-        A += np.abs(Y[1])
-        np.multiply(A, U, out=En)
+        np.abs(Y[0], out=An)
+        An += np.abs(Y[1])
+        np.multiply(An, U, out=En)
         Env[..., :half] += o1
         Env[..., half:] += o1
-        X, Y, E, En = Y, X, En, E
+        X, Y, E, En, A, An = Y, X, En, E, An, A
         size *= 2
     # an overflow anywhere leaves an inf or NaN in X or E (neither becomes finite again)
     if not (float(np.max(np.abs(X), initial=0.0)) <= LARGE and float(np.max(E, initial=0.0)) <= LARGE):

@@ -46,7 +46,7 @@ from . import correction
 from .constants import b_rows
 from .filter import setup
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
-from .midrad_quotient import (applies as quotient_applies, mr_of_dd, mr_pairs, quotient_pays, quotient_transfer,
+from .midrad_quotient import (applies as quotient_applies, betas, mr_of_dd, mr_pairs, quotient_pays, quotient_transfer,
                               quotient_weights)
 
 #: the name of this arithmetic in results and certificates
@@ -359,7 +359,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             (Ts, Ns), sep, ubs = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [T_w, nu_w], [T_lo, nu_lo],
                                                       [mr_of_dd(wdd[keys.index(k)]) for k in others])
             n0 = mr_of_dd(qw[1])
-            H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, Z, minus_one)
+            H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, betas(M), minus_one)
             blocks = {(0, 0): Ts, **{k: MR(np.zeros(M, complex), ub) for k, ub in zip(others, ubs)}}
             Winv = [[winv]]
         else:

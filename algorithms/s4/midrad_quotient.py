@@ -23,12 +23,13 @@ disks (``arith.double_double``) from the set-up's balls, every pair (i, j) at on
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
-from ...arith.midrad import MR, U, sum_upper, up
+from ...arith.midrad import MR, U, roots_of_unity, sum_upper, up
 
 #: the weight keys of x, u, v and T for r = 1
 KEYS = (("C", "B"), ("C", 0), (0, "B"), (0, 0))
@@ -188,14 +189,24 @@ def mr_of_dd(x: DD) -> MR:
     return MR(mid, up(x.rad + up(up(np.abs(x.rl) + np.abs(x.il)))))
 
 
-def quotient_transfer(N: MR, T: MR, Z: MR, skip) -> tuple[MR, MR]:
-    """H = N / W with W = 1 + beta T, beta = (1 + z)/2 from the roots' disks Z, on float64
-    disk arrays: (H, 1/W).  At the positions ``skip`` (z = -1, or None) W is set to the
-    point 1 (the caller sets H there).  RangeError when some W is not certainly nonzero."""
-    M = len(Z)
-    one = MR.exact(np.ones(M))
-    beta = Z.add(one).scale(0.5)
-    W = one.add(beta.mul(T))
+@lru_cache(maxsize=8)
+def betas(M: int) -> MR:
+    """The disks of beta_k = (1 + z_k)/2 over the M-point grid (``roots_of_unity``, Lemmas
+    2 and 4), cached per M (read-only arrays)."""
+    Z = roots_of_unity(M)
+    b = Z.add(MR.exact(np.ones(M))).scale(0.5)
+    b.mid.setflags(write=False)
+    b.rad.setflags(write=False)
+    return b
+
+
+def quotient_transfer(N: MR, T: MR, beta: MR, skip) -> tuple[MR, MR]:
+    """H = N / W with W = 1 + beta T on float64 disk arrays (``beta`` the disks of
+    (1 + z)/2, ``betas``): (H, 1/W).  At the positions ``skip`` (z = -1, or None) W is set
+    to the point 1 (the caller sets H there).  RangeError when some W is not certainly
+    nonzero."""
+    W = beta.mul(T)
+    W = MR.exact(np.ones(len(W))).add(W)
     if skip is not None:
         W.set_point(skip, 1.0)
     Winv = W.inv()

@@ -16,7 +16,11 @@ included, is the one-process run's (``rational_circuit.md`` §7b).
 """
 from __future__ import annotations
 
-import multiprocessing
+import os
+import pickle
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -123,8 +127,12 @@ def _closure(ins: list[tuple], roots, stop: set[int]) -> list[int]:
 def _plan(circuit: Circuit, targets: list[int], cost: list[float]) -> SplitPlan:
     ins = circuit.instructions
     tset = set(targets)
-    helper = _closure(ins, targets, set())
     main = [g for g in _closure(ins, circuit.outputs, tset) if g not in tset]
+    # only the targets the main process reads (or returns): the others' cones are dead work
+    read = {a for g in main for a in _operands(ins[g])} | set(circuit.outputs)
+    targets = [g for g in targets if g in read]
+    tset = set(targets)
+    helper = _closure(ins, targets, set())
     t, ready = 0.0, {}
     for g in helper:
         t += cost[g]
@@ -160,34 +168,54 @@ def _make(F, ops: dict, vals: dict, x: tuple):
     return ops[x[0]](vals[x[1]], vals[x[2]])
 
 
-def _helper(conn, field_factory: Callable, steps: list[tuple[int, tuple]], leaves: dict,
-            targets: list[int]) -> None:
-    """The helper process: make ``steps`` (node, instruction) in order from ``leaves``,
-    sending (node, value) for each target when made; ("error", text) on a failure."""
+def _serve() -> None:
+    """The helper process (``python -c "...; _serve()"``): read (field factory, steps,
+    leaves, targets) from stdin, make ``steps`` (node, instruction) in order, and write
+    (node, value) for each target when made to the protocol stream; ("error", text) on a
+    failure.  The process's own stdout goes to its stderr, so that nothing else can
+    enter the stream; Ctrl-C is left to the main process, which ends this one."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     try:
-        F = field_factory()
-        ops = {g: getattr(F, g) for g in GATES}
-        vals = dict(leaves)
-        tset = set(targets)
-        ins = {g: x for g, x in steps}
-        frees = _last_uses(ins, [g for g, _ in steps], set())
-        for g, x in steps:
-            vals[g] = _make(F, ops, vals, x)
-            if g in tset:
-                conn.send((g, vals[g]))
-            for a in frees.get(g, ()):
-                vals.pop(a, None)
-    except Exception as e:  # reported to the main process, which raises it
-        conn.send(("error", f"{type(e).__name__}: {e}"))
+        try:
+            field_factory, steps, leaves, targets = pickle.load(sys.stdin.buffer)
+            F = field_factory()
+            ops = {g: getattr(F, g) for g in GATES}
+            vals = dict(leaves)
+            tset = set(targets)
+            ins = {g: x for g, x in steps}
+            frees = _last_uses(ins, [g for g, _ in steps], set())
+            for g, x in steps:
+                vals[g] = _make(F, ops, vals, x)
+                if g in tset:
+                    pickle.dump((g, vals[g]), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    out.flush()
+                for a in frees.get(g, ()):
+                    vals.pop(a, None)
+        except (BrokenPipeError, EOFError):
+            raise
+        except Exception as e:  # reported to the main process
+            pickle.dump(("error", f"{type(e).__name__}: {e}"), out)
+        out.close()
+    except (BrokenPipeError, EOFError, OSError):
+        pass  # the main process has gone or stopped reading: nothing to report
     finally:
-        conn.close()
+        os._exit(0)
+
+
+#: the helper's command: a fresh interpreter that imports only this module's package
+_HELPER = [sys.executable, "-c", "from s4cert.arith.circuit_split import _serve; _serve()"]
 
 
 def run_split(circuit: Circuit, F, field_factory: Callable[[], Any], plan: SplitPlan,
               inputs: list | None = None) -> list:
     """The circuit's outputs in F, by ``plan`` in two processes (see the module).
     ``field_factory`` (picklable) makes, in the helper, a field whose operations are F's.
-    A failure in the helper (a zero divisor, say) raises RuntimeError naming it."""
+    The helper is a new interpreter (never the caller's main module), fed through a
+    pipe.  RuntimeError when the helper cannot start, fails (a zero divisor, say) or ends
+    before sending what the main process needs; the caller may then run the circuit in
+    one process, which gives the same values."""
     if inputs is None:
         inputs = circuit.input_values
     if len(inputs) != circuit.n_inputs:
@@ -202,29 +230,40 @@ def run_split(circuit: Circuit, F, field_factory: Callable[[], Any], plan: Split
         elif x[0] == "root":
             leaves[g] = F.root_of_unity(x[1], x[2])
     helper_leaves = {a: leaves[a] for g in plan.helper for a in _operands(ins[g]) if a in leaves}
-    mp = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited threads or locks
-    receive, send = mp.Pipe(duplex=False)
-    proc = mp.Process(target=_helper, args=(send, field_factory, [(g, ins[g]) for g in plan.helper],
-                                            helper_leaves, plan.targets), daemon=True)
-    proc.start()
-    send.close()
+    keep = set(circuit.outputs)
+    read = {a for g in plan.main for a in _operands(ins[g])} | keep
+    main_leaves = {a: v for a, v in leaves.items() if a in read}
+    del leaves
     try:
-        return _main_part(circuit, F, plan, leaves, receive)
+        proc = subprocess.Popen(_HELPER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+    except OSError as e:
+        raise RuntimeError(f"circuit run: the helper process could not start: {e}") from None
+    try:
+        try:
+            pickle.dump((field_factory, [(g, ins[g]) for g in plan.helper], helper_leaves, plan.targets),
+                        proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.close()
+        except OSError:
+            raise RuntimeError("circuit run: the helper process ended before reading its work") from None
+        del helper_leaves
+        return _main_part(circuit, F, plan, main_leaves, proc.stdout)
     finally:
-        receive.close()
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
 
 
-def _main_part(circuit: Circuit, F, plan: SplitPlan, leaves: dict, receive) -> list:
+def _main_part(circuit: Circuit, F, plan: SplitPlan, vals: dict, receive) -> list:
     ins = circuit.instructions
     ops = {g: getattr(F, g) for g in GATES}
     keep = set(circuit.outputs)
     frees = _last_uses(ins, plan.main, keep)
-    read = {a for g in plan.main for a in _operands(ins[g])} | keep
-    vals = {a: v for a, v in leaves.items() if a in read}
     for g in plan.main:
         for a in _operands(ins[g]):
             while a not in vals:
@@ -241,8 +280,8 @@ def _main_part(circuit: Circuit, F, plan: SplitPlan, leaves: dict, receive) -> l
 
 def _receive(receive, vals: dict) -> None:
     try:
-        g, v = receive.recv()
-    except EOFError:
+        g, v = pickle.load(receive)
+    except (EOFError, OSError, pickle.UnpicklingError):
         raise RuntimeError("circuit run: the helper process ended before sending its values") from None
     if g == "error":
         raise RuntimeError(f"circuit run: the helper process failed: {v}")

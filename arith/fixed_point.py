@@ -41,7 +41,7 @@ def _nearest_quotient(a: fmpz, e: int, d: fmpz, guard: int = GUARD, min_cut: int
     and the quotient is formed to ``guard`` more bits (a 2k/k-bit division in place of
     3k/2k); the cut moves n/d by less than (1 + |n1/d1|)/d1, and when the rounded value is
     not decided within that (a near-tie, about 2^-guard of the cases) the exact formula
-    runs.  ``rational_circuit.md`` §7 proves the result equal to the exact formula's."""
+    runs.  ``rational_circuit.md`` §7a proves the result equal to the exact formula's."""
     if a == 0:
         return fmpz(0)
     bd = d.bit_length()

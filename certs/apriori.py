@@ -126,12 +126,19 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     seconds, estimate = _estimate(circuit, k)
     progress(estimate)
     R = ShiftRoundedField(k)
-    plan = plan_split(circuit) if seconds >= SPLIT_SECONDS and _cores() >= 2 else None
+    plan = None
+    if seconds >= SPLIT_SECONDS and _cores() >= 2:
+        progress("planning a run in two processes")
+        plan = plan_split(circuit)
     progress(f"running the circuit at u = 2^-{k}" + (" in two processes" if plan else ""))
     try:
+        out = None
         if plan is not None:
-            out = run_split(circuit, R, partial(ShiftRoundedField, k), plan, inputs)
-        else:
+            try:
+                out = run_split(circuit, R, partial(ShiftRoundedField, k), plan, inputs)
+            except RuntimeError as e:  # the one-process run gives the same values (§7b)
+                progress(f"{e}; running the circuit in one process")
+        if out is None:
             with _flint_threads():
                 out = circuit.evaluate(R, inputs, live_only=True)
     except ValueError as e:  # a ball input wider than u allows (e.g. a model of balls)

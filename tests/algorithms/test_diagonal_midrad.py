@@ -205,11 +205,13 @@ def test_moduli_bound_lemma_d6():
 
 def test_vandermonde_sum_lemma_d4_with_tiny_and_zero_rows():
     """The kernel's disks contain factor Re sum_n W S z^l (FLINT, 300 bits) for weights
-    with exact zeros and entries below THETA, nodes near the circle and tiny ones."""
+    with exact zeros and entries below THETA, nodes near the circle, outside it and tiny
+    ones."""
     rng = np.random.default_rng(11)
     n, L = 5, 45
     z = (1 + rng.uniform(-1e-2, 0, (3, n))) * np.exp(1j * rng.uniform(-3, 3, (3, n)))
     z[2, :2] = [1e-20, 3e-200j]
+    z[0, 1:3] *= 1.03                                     # growing modes (|z| > 1): Lemma D6's bound grows
     W = rng.standard_normal((3, n)) + 1j * rng.standard_normal((3, n))
     W[0, 0], W[1, :] = 0.0, [1e-200, 0, 1e-300j, 1.0, 1e-183]
     S = MR(np.ones((3, n), complex), np.zeros((3, n)))

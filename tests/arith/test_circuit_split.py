@@ -35,6 +35,8 @@ def test_plan_covers_the_circuit_once_each_side(circuit):
     assert len(set(plan.main)) == len(plan.main) and not set(plan.main) & set(plan.targets)
     shared = set(plan.main) & set(plan.helper)
     assert len(shared) < len(plan.helper) // 4
+    read = {a for g in plan.main for a in _operands(ins[g])} | set(circuit.outputs)
+    assert set(plan.targets) <= read          # no target whose cone is dead work
 
 
 @pytest.mark.parametrize("k", [300, 5000])
@@ -60,3 +62,54 @@ def test_a_failure_in_the_helper_is_raised():
 def test_steps_outside_the_rational_gates_are_not_split():
     c = Circuit(instructions=[("input", 0), ("sqrt", 0), ("mul", 1, 1)], input_values=[Fraction(2)], outputs=[2])
     assert plan_split(c) is None
+
+
+def test_a_helper_that_cannot_work_raises_and_the_mode_falls_back(circuit, monkeypatch):
+    """A helper that ends at once (before reading its work) gives RuntimeError, never a
+    hang; the a-priori mode then runs the circuit in one process, with the same values."""
+    import sys
+    import math
+    import s4cert.arith.circuit_split as cs
+    import s4cert.certs.apriori as apriori
+    from s4cert.certs.kernel import certify_kernel
+    monkeypatch.setattr(cs, "_HELPER", [sys.executable, "-c", "pass"])
+    with pytest.raises(RuntimeError, match="helper process ended"):
+        run_split(circuit, ShiftRoundedField(5000), partial(ShiftRoundedField, 5000), plan_split(circuit))
+    m, eps = example_model(3, seed=2), Fraction(1, 10**12)
+    monkeypatch.setattr(apriori, "_cores", lambda: 2)
+    monkeypatch.setattr(apriori, "SPLIT_SECONDS", 0.0)
+    msgs = []
+    fell_back = certify_kernel(m, 0.01, 16, eps, mode="a-priori", progress=msgs.append)
+    assert any("running the circuit in one process" in s for s in msgs)
+    monkeypatch.setattr(apriori, "SPLIT_SECONDS", math.inf)
+    assert fell_back.exact == certify_kernel(m, 0.01, 16, eps, mode="a-priori").exact
+
+
+SCRIPT = """
+import sys
+from fractions import Fraction
+from functools import partial
+from s4cert.algorithms.s4.filter import filter_kernel
+from s4cert.arith import BallField, trace
+from s4cert.arith.circuit_split import plan_split, run_split
+from s4cert.arith.fixed_point import ShiftRoundedField
+from s4cert.certs.examples import example_model
+print("top level ran", file=sys.stderr)
+c = trace(BallField(128), filter_kernel, example_model(2), 0.01, 8, cauchy="direct").circuit
+one = c.evaluate(ShiftRoundedField(300), live_only=True)
+two = run_split(c, ShiftRoundedField(300), partial(ShiftRoundedField, 300), plan_split(c))
+print("same" if [(v.x, v.y) for v in one] == [(v.x, v.y) for v in two] else "different")
+"""
+
+
+def test_a_script_without_a_main_guard(tmp_path):
+    """The helper is a new interpreter that never imports the caller's main module: a
+    script that splits a run at its top level finishes, and its top level runs once."""
+    import subprocess
+    import sys
+    path = tmp_path / "script.py"
+    path.write_text(SCRIPT)
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "same"
+    assert p.stderr.count("top level ran") == 1

@@ -118,6 +118,20 @@ def test_truncated_quotient_is_the_exact_rounding():
             if abs(t) <= 2:
                 assert c is None
     assert decided and undecided
+    # cuts that leave d1 short against a large quotient: the error term E is then above 1
+    # and must count |z| (a wrong E gives wrong answers here)
+    big_err = 0
+    for _ in range(3000):
+        d = fmpz(rng.getrandbits(rng.randint(20, 120))) | 1
+        q = fmpz(rng.getrandbits(rng.randint(1, 200))) * rng.choice([1, -1])
+        n = q * d + d // 2 + rng.randint(-3, 3) if rng.random() < 0.5 else q * d + fmpz(rng.getrandbits(d.bit_length()))
+        s = rng.randint(1, d.bit_length() - 2)
+        g = rng.choice([1, 4, 16, 64])
+        c = fp._cut_quotient(n, 0, d, s, g)
+        assert c is None or c == (2 * n + d) // (2 * d)
+        d1 = d >> s
+        big_err += ((fmpz(1) << g) + abs((n >> s << g) // d1) + 1) // d1 + 1 > 1
+    assert big_err > 1000
     a, d = fmpz(rng.getrandbits(5000)), fmpz(rng.getrandbits(9000)) + 1
     assert fp._nearest_quotient(a, 2500, d) == (2 * (a << 2500) + d) // (2 * d)
 

@@ -146,7 +146,7 @@ def _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
     """Lemma 3's bound: C_HH Ah Bh + C_CROSS (Ah Bl + Al Bh) + 2 Al Bl + TINY, rounded up."""
     Ah, Al = up(np.abs(xrh) + np.abs(xih)), up(np.abs(xrl) + np.abs(xil))
     Bh, Bl = up(np.abs(yrh) + np.abs(yih)), up(np.abs(yrl) + np.abs(yil))
-    err = up(up(_C_HH * Ah) * Bh + up(_C_CROSS * up(up(Ah * Bl) + up(Al * Bh))))
+    err = up(up(up(_C_HH * Ah) * Bh) + up(_C_CROSS * up(up(Ah * Bl) + up(Al * Bh))))
     return up(up(err + up(2 * (Al * Bl))) + TINY)
 
 

@@ -190,7 +190,8 @@ def _abs1(h: np.ndarray, l: np.ndarray) -> np.ndarray:
 
 def _check(*arrays: np.ndarray) -> None:
     for a in arrays:
-        if a.size and not float(np.max(np.abs(a))) <= BIG:  # NaN fails the comparison
+        # -BIG <= min and max <= BIG (two reads, no temporary); NaN fails the comparisons
+        if a.size and not (float(np.max(a)) <= BIG and float(np.min(a)) >= -BIG):
             raise RangeError("a double-double part or radius is not finite or exceeds 2^500")
 
 

@@ -12,6 +12,9 @@ from .base import Field, check_power_of_two
 from .convert import exact_parts
 from .truth import Truth
 
+#: binary64 scalars (Python's and numpy's), read exactly without Fractions
+_FLOATS = (float, complex, np.float64, np.complex128)
+
 
 def _arb_exact(x: Fraction) -> arb:
     return arb(fmpq(x.numerator, x.denominator))
@@ -78,8 +81,8 @@ class BallField(Field):
             return x
         if isinstance(x, arb):
             return acb(x)
-        if type(x) in (float, complex) and math.isfinite(x.real) and math.isfinite(x.imag):
-            return acb(x.real, x.imag)  # binary64 parts convert exactly, at any precision
+        if type(x) in _FLOATS and math.isfinite(x.real) and math.isfinite(x.imag):
+            return acb(float(x.real), float(x.imag))  # binary64 parts convert exactly, at any precision
         re, im = exact_parts(x)
         return self._at(lambda: acb(_arb_exact(re), _arb_exact(im)))
 

@@ -13,9 +13,11 @@ decisions can be taken in exact arithmetic instead of with balls:
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 
 from flint import acb, arb, ctx, fmpq
 
@@ -28,6 +30,17 @@ from ..arith import BallField, ExactField, Truth, exact_parts
 from .io.numbers import arb_point
 
 Q2 = tuple[Fraction, Fraction]
+
+
+#: binary64 scalars: exact numbers whenever finite, read without Fractions
+_FLOATS = (float, complex, np.float64, np.complex128)
+
+
+def _is_exact(x: Any) -> bool:
+    """``_parts(x) is not None``, without forming Fractions for finite binary64 scalars."""
+    if type(x) in _FLOATS and math.isfinite(x.real) and math.isfinite(x.imag):
+        return True
+    return _parts(x) is not None
 
 
 def _parts(x: Any) -> Q2 | None:
@@ -48,7 +61,7 @@ def _entries(model: DPLR, step: Any, c_tilde: Any) -> list:
 
 def exact_inputs(model: DPLR, step: Any, c_tilde: Any = None) -> bool:
     """Whether every number of the problem is exact (numbers, or balls of radius 0)."""
-    return all(_parts(x) is not None for x in _entries(model, step, c_tilde))
+    return all(_is_exact(x) for x in _entries(model, step, c_tilde))
 
 
 def input_bits(model: DPLR, step: Any, c_tilde: Any = None) -> int | None:
@@ -71,6 +84,8 @@ def exact_partition(model: DPLR, step: Any) -> list[int] | None:
     a = 2 / _parts(step)[0]
     out = []
     for j, lam in enumerate(model.Lambda):
+        if type(lam) in _FLOATS and math.isfinite(lam.real) and math.isfinite(lam.imag) and lam.imag != 0:
+            continue  # exact, and not real: not -2/step
         parts = _parts(lam)
         if parts is not None:
             if parts[0] + a == 0 and parts[1] == 0:
@@ -93,8 +108,11 @@ def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> 
     out = []
     skip = set(exceptional)
     for j, lam in enumerate(model.Lambda):
+        if j in skip or (type(lam) in _FLOATS and math.isfinite(lam.real) and math.isfinite(lam.imag)
+                          and lam.real != 0):
+            continue  # exact with a nonzero real part: no collision
         parts = _parts(lam)
-        if j in skip or parts is None:  # ball entries: decided by the ball run
+        if parts is None:  # ball entries: decided by the ball run
             continue
         re, im = parts
         if re == 0 and (im == 0 or (M >= 4 and abs(im) == a)):
@@ -127,8 +145,9 @@ def g_not_invertible(model: DPLR, step: Any, exact: bool) -> str:
     if exact:
         # balls certify an invertible G cheaply in the usual case; only an undecided or
         # singular answer is settled exactly
-        if structured_solver(BallField(128), model, step)[0].ok:
-            return ""
+        with ctx.workprec(128):  # the field's operations then skip their precision switches
+            if structured_solver(BallField(128), model, step)[0].ok:
+                return ""
         res = structured_solver(ExactField(4), model, step)[0]
         return "" if res.ok else f"{res.status}: G = I - (step/2) A is singular (decided exactly): no kernel exists"
     bits = input_bits(model, step)

@@ -282,7 +282,8 @@ def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) 
     L = check_length(L)
     M = next_power_of_two(L)
     F = BallField(prec)
-    su = setup(F, model, step, M, c_tilde, exceptional)
+    with ctx.workprec(prec):  # the field's operations then skip their precision switches
+        su = setup(F, model, step, M, c_tilde, exceptional)
     return Result(OK, (L, M, F, su.value)) if su.ok else su
 
 

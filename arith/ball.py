@@ -9,11 +9,8 @@ import numpy as np
 from flint import acb, acb_mat, acb_poly, arb, ctx, fmpq
 
 from .base import Field, check_power_of_two
-from .convert import exact_parts
+from .convert import BINARY64, exact_parts
 from .truth import Truth
-
-#: binary64 scalars (Python's and numpy's), read exactly without Fractions
-_FLOATS = (float, complex, np.float64, np.complex128)
 
 
 def _arb_exact(x: Fraction) -> arb:
@@ -81,7 +78,7 @@ class BallField(Field):
             return x
         if isinstance(x, arb):
             return acb(x)
-        if type(x) in _FLOATS and math.isfinite(x.real) and math.isfinite(x.imag):
+        if type(x) in BINARY64 and math.isfinite(x.real) and math.isfinite(x.imag):
             return acb(float(x.real), float(x.imag))  # binary64 parts convert exactly, at any precision
         re, im = exact_parts(x)
         return self._at(lambda: acb(_arb_exact(re), _arb_exact(im)))

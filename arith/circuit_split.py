@@ -16,6 +16,7 @@ included, is the one-process run's (``rational_circuit.md`` §7b).
 """
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import signal
@@ -87,12 +88,14 @@ def plan_split(circuit: Circuit, max_costly: int = 25_000, thetas=(64, 32, 16, 8
         for a in _operands(x):
             readers[a].append(i)
     outputs = set(circuit.outputs)
+    gates = [g for g in range(n) if ins[g][0] in GATES]
+    # a gate is on the frontier of a limit when its cone is within it and some reader's is not
+    reader_max = [math.inf if g in outputs else max((ccost[h] for h in readers[g]), default=-1.0)
+                  for g in range(n)]
     best = None
     for theta in thetas:
         limit = W / theta
-        frontier = [g for g in range(n) if cost[g] or ins[g][0] in GATES]
-        frontier = [g for g in frontier if ccost[g] <= limit and
-                    (g in outputs or any(ccost[h] > limit for h in readers[g]))]
+        frontier = [g for g in gates if ccost[g] <= limit < reader_max[g]]
         for share in shares:
             targets, union = [], 0
             for g in frontier:

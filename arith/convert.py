@@ -16,6 +16,9 @@ from flint import fmpq, fmpz
 
 Parts = tuple[Fraction, Fraction]
 
+#: binary64 scalars (Python's and numpy's): exact numbers whenever finite, read without Fractions
+BINARY64 = (float, complex, np.float64, np.complex128)
+
 
 def _real_fraction(x: Any, what: str) -> Fraction:
     if type(x) is float and math.isfinite(x):  # the common case, first

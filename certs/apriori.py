@@ -123,7 +123,7 @@ def apriori_kernel(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional
     if c_tilde is None:  # C~ exactly (exact inputs) or enclosed tightly enough for u
         ct = _tight_c_tilde(model, step, M, k)
         inputs = _replace_c_tilde(inputs, tracer_inputs_ct, ct, model.N)
-    seconds, estimate = _estimate(circuit, k)
+    seconds, estimate = run_estimate(circuit, k)
     progress(estimate)
     R = ShiftRoundedField(k)
     plan = None
@@ -240,12 +240,7 @@ def _tight_c_tilde(model, step, M: int, k: int) -> list:
     return _ball_c_tilde(model, step, M, k + 64)
 
 
-def run_estimate(circuit, k: int) -> str:
-    """An estimate of the rounded run's time and memory (see ``_estimate``)."""
-    return _estimate(circuit, k)[1]
-
-
-def _estimate(circuit, k: int) -> tuple[float, str]:
+def run_estimate(circuit, k: int) -> tuple[float, str]:
     """The rounded run's estimated seconds (one-process run), and a line saying it: one
     k-bit complex product timed here, times the products and quotients (a quotient as
     three); memory as the largest number of live wires times two k-bit integers."""

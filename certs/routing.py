@@ -17,7 +17,6 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 
 from flint import acb, arb, ctx, fmpq
 
@@ -26,19 +25,16 @@ from ..algorithms.s4.dplr import DPLR
 from ..algorithms.s4.filter import correction_at
 from ..algorithms.s4.solver import structured_solver
 from ..arith import BallField, ExactField, Truth, exact_parts
+from ..arith.convert import BINARY64
 
 from .io.numbers import arb_point
 
 Q2 = tuple[Fraction, Fraction]
 
 
-#: binary64 scalars: exact numbers whenever finite, read without Fractions
-_FLOATS = (float, complex, np.float64, np.complex128)
-
-
 def _is_exact(x: Any) -> bool:
     """``_parts(x) is not None``, without forming Fractions for finite binary64 scalars."""
-    if type(x) in _FLOATS and math.isfinite(x.real) and math.isfinite(x.imag):
+    if type(x) in BINARY64 and math.isfinite(x.real) and math.isfinite(x.imag):
         return True
     return _parts(x) is not None
 
@@ -84,7 +80,7 @@ def exact_partition(model: DPLR, step: Any) -> list[int] | None:
     a = 2 / _parts(step)[0]
     out = []
     for j, lam in enumerate(model.Lambda):
-        if type(lam) in _FLOATS and math.isfinite(lam.real) and math.isfinite(lam.imag) and lam.imag != 0:
+        if type(lam) in BINARY64 and math.isfinite(lam.real) and math.isfinite(lam.imag) and lam.imag != 0:
             continue  # exact, and not real: not -2/step
         parts = _parts(lam)
         if parts is not None:
@@ -108,7 +104,7 @@ def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> 
     out = []
     skip = set(exceptional)
     for j, lam in enumerate(model.Lambda):
-        if j in skip or (type(lam) in _FLOATS and math.isfinite(lam.real) and math.isfinite(lam.imag)
+        if j in skip or (type(lam) in BINARY64 and math.isfinite(lam.real) and math.isfinite(lam.imag)
                           and lam.real != 0):
             continue  # exact with a nonzero real part: no collision
         parts = _parts(lam)

@@ -30,7 +30,7 @@ from ...arith.midrad import RangeError, sum_upper, up
 
 from ..result import Result, Status, undecided
 from . import correction
-from .cauchy_pairs import cauchy_pairs
+from .cauchy_pairs import _dekker, cauchy_pairs
 from .dplr import DPLR
 from .midrad import bit_reverse, constant_bounds, disk_setup, transfer_disks
 
@@ -84,14 +84,7 @@ class _StageBuffers:
 
 def _dekker_into(xH, xL, yH, yL, p, e, t):
     """e = Dekker's error of p = fl(x y) from the splits, 0 where |p| < 2^-900 (Lemma 1)."""
-    np.multiply(xH, yH, out=e)
-    e -= p
-    np.multiply(xH, yL, out=t)
-    e += t
-    np.multiply(xL, yH, out=t)
-    e += t
-    np.multiply(xL, yL, out=t)
-    e += t
+    _dekker(xH, xL, yH, yL, p, e, t)
     np.abs(p, out=t)
     e *= t >= 2.0 ** -900
 

@@ -65,3 +65,16 @@ def test_float_bounds_of_nan_balls():
     from s4cert.arith.ball import float_lower, float_upper
     assert float_upper(arb("nan")) == math.inf and float_lower(arb("nan")) == -math.inf
     assert float_upper(arb(1, 0.5)) >= 1.5 and float_lower(arb(1, 0.5)) <= 0.5
+
+
+def test_numpy_binary64_scalars_are_read_exactly():
+    """BallField reads numpy float64/complex128 as the exact binary numbers they are
+    (radius 0, the same point as through Fractions)."""
+    import numpy as np
+    from fractions import Fraction
+    F = BallField(64)
+    for x in (np.float64(0.1), np.complex128(1e-300 + 0.3j), np.float64(-2.0 ** 1000)):
+        b = F.from_number(x)
+        assert b.is_exact()
+        z = complex(x)
+        assert b == F.from_number((Fraction(z.real), Fraction(z.imag)))

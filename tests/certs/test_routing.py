@@ -390,3 +390,22 @@ def test_nearly_singular_correction_escalates_to_direct_sums():
                         counts=True, cauchy="fast")
     assert ck.status == "ok" and ck.certificate["cauchy"]["route"] == "direct"
     assert ck.counts["route"] == "direct" and ck.certificate["precision_bits"] <= 1024
+
+
+def test_numpy_binary64_entries_are_read_like_python_floats():
+    """numpy float64/complex128 entries take the no-Fraction path: the same answers as the
+    Python floats they equal (exact, the partition -2/step and a collision found), and a
+    non-finite numpy entry is still refused."""
+    import numpy as np
+    step = 0.25
+    lam = [-8.0, 0.0, -1.0 + 2.0j, -0.5j]        # -2/step = -8 (exceptional); 0 collides (mu = 1)
+    py = DPLR(lam, [0.5, 0.25, 1.0, 2.0], [1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 0.5, 0.5j])
+    nu = DPLR([np.complex128(x) for x in lam], [np.float64(x) for x in (0.5, 0.25, 1.0, 2.0)],
+              [np.float64(1.0)] * 4, [np.complex128(x) for x in (1.0, -1.0, 0.5, 0.5j)])
+    for m in (py, nu):
+        assert routing.exact_inputs(m, np.float64(step))
+        assert routing.exact_partition(m, np.float64(step)) == [0]
+        assert routing.exact_collisions(m, np.float64(step), 8, [0]) == [1]
+    for bad in (np.float64(math.inf), np.complex128(complex(math.nan, 1.0))):
+        with pytest.raises(ValueError, match="non-finite"):
+            routing._is_exact(bad)

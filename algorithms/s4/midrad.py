@@ -149,9 +149,9 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         out = [MR(np.zeros(M, complex), np.zeros(M)) for _ in weights], math.inf
         return out + ([np.zeros(M) for _ in range(nb)],) if bounded is not None else out
     beta = (53 - (2 * n - 1).bit_length()) // 2      # beta + beta + log2(2n) <= 53: exact slice products
-    if not (n + 5) * U <= 0.01:
+    if not (2 * n + 5) * U <= 0.01:
         raise RangeError("too many poles for the a-priori bounds")
-    gam = up((n + 5) * U / (1 - (n + 5) * U))          # >= gamma_(n+3): the rest's rounding
+    gam = up((2 * n + 5) * U / (1 - (2 * n + 5) * U))  # >= gamma_(2n+5): the rest's rounding
     big = max([1.0] + [float(np.max(np.abs(x), initial=0.0)) for x in (ph.real, ph.imag, zh.real, zh.imag)])
     if not big <= 2.0 ** 390:                          # NaN fails too; then every 1/|d|^2 >= 2^-784
         raise RangeError("a root or pole is not finite or exceeds 2^390")
@@ -169,16 +169,19 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     C = 1.5 * 2.0 ** (52 - beta) * sigma
     A1 = ((A.real + C) - C) + 1j * ((A.imag + C) - C)   # on the grid sigma 2^-beta; A - A1 exact
     A2 = (A - A1) + Alo                                # the rest with the low parts: one rounding per part
-    lay = lambda X: (np.concatenate([X.real, X.imag], axis=1).T.copy(), np.concatenate([X.imag, -X.real], axis=1).T.copy())
+    lay = lambda X: (np.concatenate([X.real, X.imag], axis=1).T, np.concatenate([X.imag, -X.real], axis=1).T)
     (W1r, W1i), (W2r, W2i), (Wr, Wi) = lay(A1), lay(A2), lay(A)   # 2K x n: the products' left factors
-    W12r, W12i = np.vstack([W1r, W2r]), np.vstack([W1i, W2i])
+    # per block two products: [a1; a2] against the rows [q1r; q1i] (E, exact, above the first
+    # half of Y) and a against [q2r; q2i] (the second half of Y)
+    left1, left2 = np.block([[W1r, W1i], [W2r, W2i]]), np.hstack([Wr, Wi])
     one = lambda X: up(np.abs(X.real) + np.abs(X.imag))
     rank1 = up(up(2 * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(A), axis=0)))
     # the folding's roundings (u |A2| per part, against |q1| <= 2 tau) and q2 lo (|q2| <= tau 2^-beta)
     fold = up(up(2 * U * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(Alo), axis=0)))
     rank1 = up(up(gam * rank1) + fold)                # per set, times tau
     # R0 >= |exact (z - mu) - (zh' + zl' - ph' - pl')| + the low parts' share of d's rounding
-    LO = up(float(np.max(modulus_upper(zl))) + float(np.max(modulus_upper(pl))))
+    LO = up(up(float(np.max(np.abs(zl.real), initial=0.0)) + float(np.max(np.abs(zl.imag), initial=0.0)))
+            + float(np.max(modulus_upper(pl))))
     R0 = up(up(up(zR + pR) + up(ez + ep)) + up(1.01 * U * LO))
     s_a = up(Am + Arad)
     a_rho = up((1 + 8 * U) * up((1 + 3.01 * U) * Arad))     # |q| rad a, per unit of T
@@ -188,19 +191,26 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         GB = up((1 + 4 * U) * np.stack([up(up(modulus_upper(w.mid)) + w.rad) for w in bounded], axis=0))
         GT = np.vstack([GT, GB])                            # one product with T for both
         out_b = np.empty((nb, M))
-    out_re, out_im, out_rad = np.empty((M, K)), np.empty((M, K)), np.empty((M, K))
+    out_mid, out_rad = np.empty((K, M), complex), np.empty((K, M))
+    under = n * 2.0 ** -1068                                # the products' underflow allowances
     inv_max = 0.0
     B = max(1, BLOCK_PAIRS // n)
+    zr, zi, zlr, zli = (np.ascontiguousarray(x) for x in (zh.real, zh.imag, zl.real, zl.imag))
     pre, pim, plre, plim = (x[:, None] for x in (ph.real, ph.imag, pl.real, pl.imag))   # poles x roots blocks
-    # the block's work arrays, reused (fresh arrays of this size would each cost page faults)
-    bufs = [np.empty((n, min(B, M))) for _ in range(7)]
+    # the block's work arrays, reused (fresh arrays of this size would each cost page faults);
+    # q1r, q1i, then the rests dre, dim, stacked for the one product
+    stack = np.empty((4 * n, min(B, M)))
+    bufs = [np.empty((n, min(B, M))) for _ in range(3)]
     for s in range(0, M, B):
         e = min(M, s + B)
-        dre, dim, inv, tmp, q1r, q1i, nrm = (b[:, :e - s] for b in bufs)
-        np.subtract(zh.real[None, s:e], pre, out=dre)      # exact (Lemma 8)
-        dre += np.subtract(zl.real[None, s:e], plre, out=tmp)
-        np.subtract(zh.imag[None, s:e], pim, out=dim)
-        dim += np.subtract(zl.imag[None, s:e], plim, out=tmp)
+        w = e - s
+        inv, tmp, nrm = (b[:, :w] for b in bufs)
+        rows = stack[:, :w]
+        q1r, q1i, dre, dim = rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:]
+        np.subtract(zr[None, s:e], pre, out=dre)           # exact (Lemma 8)
+        dre += np.subtract(zlr[None, s:e], plre, out=tmp)
+        np.subtract(zi[None, s:e], pim, out=dim)
+        dim += np.subtract(zli[None, s:e], plim, out=tmp)
         np.multiply(dre, dre, out=nrm)
         nrm += np.multiply(dim, dim, out=tmp)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # 0 or overflow is refused just below
@@ -213,42 +223,46 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
             raise RangeError("a pole lies too close to a root for float64 disks")
         inv_max = max(inv_max, hi)
         np.sqrt(inv, out=inv)                         # T ~ 1/|d|
-        tmax_b = up((1 + 4 * U) * up(math.sqrt(hi)))
+        t_hi = math.sqrt(hi)                          # = max T (fl(sqrt) is monotone)
+        tmax_b = up((1 + 4 * U) * up(t_hi))
         kappa = up(up(R0 * tmax_b) + 1.01 * U)        # >= rho t on the block (Lemma 9)
         if not kappa <= 0.25:
             raise RangeError("the disks of a pole and a root are too wide for their distance")
         # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 3.01
         c_q = up(up(1.0 / down(1 - kappa)) + 3.01)
         c_q = up(c_q + up(up(R0 * tmax_b) / up(U * down(1 - kappa))))
-        # >= |q| >= its parts, per root (Lemma 9); fl(sqrt) is monotone, so sqrt(vmax) = max T
-        tau = _pow2_at_least(up((1 + 8 * U) * np.sqrt(vmax)))
-        if not (float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072)):
+        # a power of two >= every part of the root's q (Lemma 9): one for the whole block when
+        # its roots' largest |q| lie within 2^8 of each other (the rest's rounding, tau 2^-beta
+        # per unit, then stays far below u |q|), else one per root
+        if hi <= 2.0 ** 16 * float(vmax.min()):
+            tau = _pow2_at_least(np.array([up((1 + 8 * U) * t_hi)]))
+            Ct = 1.5 * 2.0 ** (52 - beta) * float(tau[0])
+        else:
+            tau = _pow2_at_least(up((1 + 8 * U) * np.sqrt(vmax)))
+            Ct = 1.5 * 2.0 ** (52 - beta) * tau
+        if not float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
-        Ct = 1.5 * 2.0 ** (52 - beta) * tau
         np.subtract(np.add(dre, Ct, out=q1r), Ct, out=q1r)   # q on the grid tau 2^-beta, exactly
         np.subtract(np.add(dim, Ct, out=q1i), Ct, out=q1i)
         dre -= q1r                                    # the rests, exact: |.| <= tau 2^(-beta-1)
         dim -= q1i
-        Pr, Pi = W12r @ q1r, W12i @ q1i               # [a1 q1 | a2 q1]: the a1 rows exact
-        E = Pr[:2 * K] + Pi[:2 * K]                   # exact, and so is their sum
-        Y = Pr[2 * K:] + Pi[2 * K:]
-        Y += Wr @ dre
-        Y += Wi @ dim
-        G = E + Y                                     # one rounding: <= u |G| per part
-        out_re[s:e], out_im[s:e] = G[:K].T, G[K:].T
+        P = left1 @ rows[:2 * n]                      # [E; a2 q1]: E = a1 q1 exact
+        Y = P[2 * K:] + left2 @ rows[2 * n:]
+        G = np.add(P[:2 * K], Y, out=Y)               # one rounding: <= u |G| per part
+        out_mid.real[:, s:e], out_mid.imag[:, s:e] = G[:K], G[K:]
         g1 = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
         GTb = GT @ inv
         rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:2 * K], n)))
-        rad = up(rad + up(rank1[:, None] * tau[None, :]))
-        out_rad[s:e] = up(rad + g1).T
+        rad = up(rad + up(up(rank1[:, None] * tau[None, :]) + under))
+        np.add(rad, g1, out=out_rad[:, s:e])
+        out_rad[:, s:e] = up(out_rad[:, s:e])
         if nb:
-            out_b[:, s:e] = up(sum_upper(GTb[2 * K:], n) / down(1 - kappa))
+            out_b[:, s:e] = up(up(sum_upper(GTb[2 * K:], n) / down(1 - kappa)) + under)
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
-    out_rad = up(out_rad + n * 2.0 ** -1068)       # the products' underflow allowances
     sep = down(down((1 - 8 * U) / t_max) - R0)
-    sums = [MR(out_re[:, c] + 1j * out_im[:, c], out_rad[:, c].copy()) for c in range(K)]
+    sums = [MR(out_mid[c], out_rad[c]) for c in range(K)]
     if bounded is not None:
-        return sums, max(float(sep), 0.0), [up(out_b[c] + n * 2.0 ** -1068) for c in range(nb)]
+        return sums, max(float(sep), 0.0), [out_b[c] for c in range(nb)]
     return sums, max(float(sep), 0.0)
 
 

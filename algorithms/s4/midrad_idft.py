@@ -41,13 +41,34 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
     h = Hmid[:, bit_reverse(M)]
-    X, Y = np.stack([h.real, h.imag]), np.empty((2, K, M))   # (re, im) x rows x entries
-    E, En = np.zeros((K, M)), np.empty((K, M))
-    A, An = np.abs(X[0]) + np.abs(X[1]), np.empty((K, M))   # |x|_1 of the stage's input, per entry
-    P, O1 = np.empty((2, K, M // 2)), np.empty((K, M // 2))
+    # The first stages (sizes up to S0) run on a transposed copy, entry b S0 + r at [r, b], so
+    # that every numpy call runs along rows of M/S0 entries rather than blocks of size/2; the
+    # operations on each entry are the same in either layout.
+    S0 = min(M, 1 << ((M.bit_length() - 1 + 1) // 2))
+    Mb = M // S0
+    tr = lambda a: np.ascontiguousarray(a.reshape(a.shape[:-1] + (Mb, S0)).swapaxes(-1, -2))
+    back = lambda a: np.ascontiguousarray(a.swapaxes(-1, -2)).reshape(a.shape[:-2] + (M,))
+    X, Y = tr(np.stack([h.real, h.imag])), np.empty((2, K, S0, Mb))   # (re, im) x rows x entries
+    A = np.abs(X[0]) + np.abs(X[1])               # |x|_1 of the stage's input, per entry
+    E, En, An = np.zeros((K, S0, Mb)), np.empty((K, S0, Mb)), np.empty((K, S0, Mb))
+    P, O1 = np.empty(2 * K * (M // 2)), np.empty(K * (M // 2))
     size = 2
     while size <= M:
         half = size // 2
+        if size == 2 * S0:                          # to the natural layout for the later stages
+            X, E, A = back(X), back(E), back(A)
+            Y, En, An = np.empty((2, K, M)), np.empty((K, M)), np.empty((K, M))
+        flip = size <= S0                           # the stage on the transposed copy
+        if flip:
+            blocks = lambda a: a.reshape(a.shape[:-2] + (-1, size, Mb))
+            lo_, hi_ = (Ellipsis, slice(None, half), slice(None)), (Ellipsis, slice(half, None), slice(None))
+            col = lambda x: x[:, None]
+            pshape = (-1, half, Mb)
+        else:
+            blocks = lambda a: a.reshape(a.shape[:-1] + (-1, size))
+            lo_, hi_ = (Ellipsis, slice(None, half)), (Ellipsis, slice(half, None))
+            col = lambda x: x
+            pshape = (-1, half)
         idx = np.arange(half) * (M // size)
         w = np.conj(Z.mid[idx])                   # conj(z_(jM/size)) = exp(+2 pi i j / size)
         # per twiddle: 2.01 u |w^|_1 (the product's rounding) + rad w; 0 where w is exactly 1 or i
@@ -56,34 +77,36 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
             t[0] = 0.0
         if size >= 4 and w[size // 4] == 1j:        # w = i exactly (j = size/4): exact too
             t[size // 4] = 0.0
-        v, vy = X.reshape(2, K, -1, size), Y.reshape(2, K, -1, size)
-        e, o = v[..., :half], v[..., half:]
+        v, vy = blocks(X), blocks(Y)
+        e, o = v[lo_], v[hi_]
         if size == 2 and w[0] == 1:                 # w o = o exactly: the same values as the products give
             p = o
         else:
-            wr, wi = w.real.copy(), w.imag.copy()
-            p = P.reshape(2, K, -1, half)
+            wr, wi = col(w.real.copy()), col(w.imag.copy())
+            p = P.reshape((2, K) + pshape)
             np.multiply(wr, o[0], out=p[0])
             p[0] -= wi * o[1]                       # Re(w o)
             np.multiply(wr, o[1], out=p[1])
             p[1] += wi * o[0]                       # Im(w o)
-        np.add(e, p, out=vy[..., :half])
-        np.subtract(e, p, out=vy[..., half:])
+        np.add(e, p, out=vy[lo_])
+        np.subtract(e, p, out=vy[hi_])
         # per entry: E' = E_e + E_o + t_j |o|_1 + u |out|_1 (Lemma 11), in round to nearest: the
         # computed E is at least the exact recursion's over (1 + u)^(5 log2 M) (below); |o|_1 is
         # the previous stage's |out|_1 (the same floats)
-        o1 = O1.reshape(K, -1, half)
-        np.multiply(A.reshape(K, -1, size)[..., half:], t, out=o1)
-        Ev, Env = E.reshape(K, -1, size), En.reshape(K, -1, size)
-        o1 += Ev[..., :half]
-        o1 += Ev[..., half:]                        # the shared part of both outputs' bounds
+        o1 = O1.reshape((K,) + pshape)
+        np.multiply(blocks(A)[hi_], col(t), out=o1)
+        Ev, Env = blocks(E), blocks(En)
+        o1 += Ev[lo_]
+        o1 += Ev[hi_]                               # the shared part of both outputs' bounds
         np.abs(Y[0], out=An)
         An += np.abs(Y[1])
         np.multiply(An, U, out=En)
-        Env[..., :half] += o1
-        Env[..., half:] += o1
+        Env[lo_] += o1
+        Env[hi_] += o1
         X, Y, E, En, A, An = Y, X, En, E, An, A
         size *= 2
+    if M <= S0:                                     # every stage ran on the transposed copy
+        X, E = back(X), back(E)
     # an overflow anywhere leaves an inf or NaN in X or E (neither becomes finite again)
     if not (float(np.max(np.abs(X), initial=0.0)) <= LARGE and float(np.max(E, initial=0.0)) <= LARGE):
         raise RangeError("the inverse transform left the safe range")

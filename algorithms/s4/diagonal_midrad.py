@@ -187,11 +187,11 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     T = table_step(L)
     blocks = -(-L // T)
     A = _power_table(power, 1, T, _mul(W, S), moduli=False)             # (batch, T, n): W S z^k
-    B = _power_table(power, T, blocks, MR.exact(np.ones(W.mid.shape)))   # (batch, blocks, n): z^(T m)
-    # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel;
-    # the factor (1 or 2) is applied to B's midpoints, exactly
+    # (batch, blocks, n): factor z^(T m), the factor (1 or 2) as the table's first column
+    B = _power_table(power, T, blocks, MR.exact(np.full(W.mid.shape, float(factor))))
+    # rows m, columns k: entry (m, k) is l = m T + k, so the rows laid end to end are the kernel
     At = np.swapaxes(A.mid, 1, 2)                                        # (batch, n, T)
-    Bf = B.mid * factor if factor != 1 else B.mid
+    Bf = B.mid
     Re = np.matmul(Bf.real, At.real)
     Re -= np.matmul(Bf.imag, At.imag)
     # D6: one radius per block row, from the moduli of B times the bound of A's over the block
@@ -211,10 +211,9 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     mod_terms = up(up(mod_terms + up(A.alpha * B.alpha)) + up(gg * UNDERFLOW))
     c0 = up(c0 + up(gs * up(n * mod_terms)))
     c0 = up(c0 + n * 9 * UNDERFLOW)            # the two dot products' underflow (and u times it)
-    # the sweep below rounds twice: both constants inflated by (1 + 4u), and times the
-    # factor (1 or 2: exact)
-    c1 = up(c1 * (1 + 4 * U)) * factor
-    c0 = (up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)) * factor
+    # the sweep below rounds twice: both constants inflated by (1 + 4u)
+    c1 = up(c1 * (1 + 4 * U))
+    c0 = up(up(c0 * (1 + 4 * U)) + 8 * UNDERFLOW)
     rad = P
     rad *= c1[:, None]
     rad += c0[:, None]

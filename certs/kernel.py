@@ -161,18 +161,32 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             raise CertificationError(f"resonant-diagonal: pole mu_{hit[0]} lies on the root grid (decided exactly)")
     if mode == "exact" and not exact:
         raise ValueError("mode 'exact' needs exact inputs (ints, floats, rationals); the model holds balls")
-    if c_tilde is not None and (why_g := routing.g_not_invertible(model, step, exact)):
-        raise CertificationError(why_g)  # without C~ the run forms Abar, which decides G itself
+    # with a supplied C~ nothing forms Abar, so a singular G (no kernel) must be caught here;
+    # without C~ the run forms Abar, which decides G itself.  Before a disk route the check
+    # waits: its set-up decides G in the usual case (``correction.g_certainly_invertible``)
+    g_checked = c_tilde is None
+
+    def check_g() -> None:
+        if not g_checked and (why_g := routing.g_not_invertible(model, step, exact)):
+            raise CertificationError(why_g)
+
+    disk_first = mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct")
+    if not disk_first:
+        check_g()
+        g_checked = True
 
     env = fpenv.probe()  # the float64 routes' proofs assume round-to-nearest with subnormals
-    if mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct") and not env.ok:
+    if disk_first and not env.ok:
+        check_g()
         if arithmetic != "auto":
             raise CertificationError(f"not certified on {arithmetic} disks: the floating-point environment "
                                      f"breaks the route's assumptions: {env.reason}")
         why64 = f"not used: the floating-point environment breaks its assumptions ({env.reason})"
-    elif mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct"):
+    elif disk_first:
         res_d, t_ct, tried = disk_routes(arithmetic, model, step, L, eps_q, c_tilde, exceptional, progress)
         if res_d is not None:
+            if not res_d.info.get("g_invertible"):
+                check_g()
             certificate = certificate_of(res_d, model.r, exact)
             if tried:
                 certificate["float64_route"] = "tried first, not certified: " + "; ".join(tried)
@@ -181,11 +195,13 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             _finish(certificate, t0, c_tilde, M, t_ct)
             return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=disk_balls,
                                    inputs=(model, step, c_tilde))
+        check_g()
         if arithmetic != "auto":
             raise CertificationError(f"not certified on {arithmetic} disks: {'; '.join(tried)}")
         why64 = "tried first, not certified: " + "; ".join(tried)
     else:
         why64 = None
+    check_g()
     try:
         run = ball_run.ball_filter(model, step, L, eps_q, c_tilde, exceptional, exact, max_prec, progress, route)
     except ValueError as e:  # the input was checked above: an error here is the environment's

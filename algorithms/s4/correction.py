@@ -103,6 +103,20 @@ def is_singular(F, W: list[list]) -> Truth:
     return Truth.TRUE if status == Status.SINGULAR else Truth.FALSE if status == Status.OK else Truth.UNKNOWN
 
 
+def g_certainly_invertible(F, poles: list, weights: Mapping, offsets: Mapping, r: int) -> bool:
+    """Whether G = I - (step/2) A is certainly invertible, from the filter's set-up (its poles,
+    weights and offsets, ``filter.setup``): every pole mu_j certainly nonzero and
+    W(0) = I + (1/2) S_QP(0) certainly nonsingular.  By the matrix determinant lemma
+    det G = det D det W(0) with D = I - (step/2) Lambda, and mu_j = 0 exactly when D_jj = 0
+    (proofs/ball_mode.md, Lemma G).  False means "not decided here", never "singular"."""
+    if any(F.is_zero(mu) is not Truth.FALSE for mu in poles):
+        return False
+    qp = {key: a for key, a in weights.items() if isinstance(key[0], int) and isinstance(key[1], int)}
+    blocks = blocks_at_point(F, poles, qp, offsets, F.zero())
+    W = matrix(F, blocks, F.div(F.one(), F.const(2)), r)
+    return is_singular(F, W) is Truth.FALSE
+
+
 def blocks_at_point(F, poles: list, weights: Mapping, offsets: Mapping, z) -> dict:
     """The scaled blocks at one point z, directly: S_uv(z) = offset_uv + sum_j a_j/(z - mu_j)
     (poles and weights as in ``FilterSetup``).  A pole equal to z raises the field's

@@ -35,7 +35,7 @@ from flint import acb, ctx
 from ...arith import BallField
 from ...arith.double_double import DD, dd_of_balls
 from ...arith.ball import float_upper
-from ...arith.midrad import (MR, LARGE, U, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
+from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -90,6 +90,13 @@ class DiskArrays:
 
     def mul(self, a: MR, b: MR) -> MR:
         return a.mul(b)
+
+
+def _up(x: np.ndarray) -> np.ndarray:
+    """``arith.midrad.up`` in place on a float array (the same operations): returns x."""
+    np.multiply(x, 1.0 + 4 * U, out=x)
+    x += 4 * UNDERFLOW
+    return x
 
 
 def _pow2_at_least(m: np.ndarray) -> np.ndarray:
@@ -186,11 +193,12 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     s_a = up(Am + Arad)
     a_rho = up((1 + 8 * U) * up((1 + 3.01 * U) * Arad))     # |q| rad a, per unit of T
     a_u = up((1 + 8 * U) * up(U * s_a))                     # |1/d - q| |a|, per unit of c u T
-    GT = np.hstack([a_rho, a_u]).T.copy()
+    # per block, the rows a_rho + c_q a_u above the bounded sets' rows: one product with T
+    GT = np.empty((K + nb, n))
     if nb:   # |a_j| / |d| <= s_a (1 + 3u) T / (1 - kappa): rows (1 + 4u) s_a, the rest per block
-        GB = up((1 + 4 * U) * np.stack([up(up(modulus_upper(w.mid)) + w.rad) for w in bounded], axis=0))
-        GT = np.vstack([GT, GB])                            # one product with T for both
+        GT[K:] = up((1 + 4 * U) * np.stack([up(up(modulus_upper(w.mid)) + w.rad) for w in bounded], axis=0))
         out_b = np.empty((nb, M))
+    c_sum = 1.0 + (2 * n + 2) * U                           # sum_upper's factor (Lemma 1), exact
     out_mid, out_rad = np.empty((K, M), complex), np.empty((K, M))
     under = n * 2.0 ** -1068                                # the products' underflow allowances
     inv_max = 0.0
@@ -250,14 +258,19 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         Y = P[2 * K:] + left2 @ rows[2 * n:]
         G = np.add(P[:2 * K], Y, out=Y)               # one rounding: <= u |G| per part
         out_mid.real[:, s:e], out_mid.imag[:, s:e] = G[:K], G[K:]
-        g1 = up(U * up(np.abs(G[:K]) + np.abs(G[K:])))
+        GT[:K] = up(a_rho.T + up(c_q * a_u.T))
         GTb = GT @ inv
-        rad = up(sum_upper(GTb[:K], n) + up(c_q * sum_upper(GTb[K:2 * K], n)))
-        rad = up(rad + up(up(rank1[:, None] * tau[None, :]) + under))
+        # the radius: sum_upper of the product (items 2 and 4 of Lemma 10), the rest's rounding
+        # and underflows (rank1 tau + n 2^-1068 + sum_upper's n 2^-1072), u |G| (item 3)
+        extra = up(up(up(rank1[:, None] * tau[None, :]) + under) + n * UNDERFLOW)
+        rad = _up(_up(np.multiply(GTb[:K], c_sum, out=GTb[:K])) + extra)
+        g1 = np.abs(G[:K])
+        g1 += np.abs(G[K:])
+        g1 = _up(np.multiply(_up(g1), U, out=g1))
         np.add(rad, g1, out=out_rad[:, s:e])
-        out_rad[:, s:e] = up(out_rad[:, s:e])
+        _up(out_rad[:, s:e])
         if nb:
-            out_b[:, s:e] = up(up(sum_upper(GTb[2 * K:], n) / down(1 - kappa)) + under)
+            out_b[:, s:e] = up(up(sum_upper(GTb[K:], n) / down(1 - kappa)) + under)
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
     sep = down(down((1 - 8 * U) / t_max) - R0)
     sums = [MR(out_mid[c], out_rad[c]) for c in range(K)]
@@ -335,7 +348,9 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper bounds of
     sum_j |a_j| by weight key), ``"transfer"``: ``"quotient"`` when H was formed as N / W
     (``midrad_quotient``: rank one, no exceptional index, distinct poles, and
-    ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then x - beta u W^-1 v).
+    ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then x - beta u W^-1 v);
+    ``"g_invertible"``: True when the set-up certifies G = I - (step/2) A invertible
+    (``correction.g_certainly_invertible``; False: not decided here).
     Statuses: ``undecided`` (``info["reason"]``), and the set-up's (``filter.setup``).
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
@@ -349,6 +364,8 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         return su
     L, M, F, st = su.value
     r = model.r
+    with ctx.workprec(prec):
+        g_ok = correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
     try:
         Z = roots_of_unity(M)
         keys = list(st.weights)
@@ -397,7 +414,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
             "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
             "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt,
-            "transfer": "quotient" if qw else "correction"}
+            "transfer": "quotient" if qw else "correction", "g_invertible": g_ok}
     return Result(Status.OK, (mid[:L].copy(), R[:L].copy()), info)
 
 

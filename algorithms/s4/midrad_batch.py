@@ -59,6 +59,9 @@ class Head:
     exceptional: list[int] | None = None
     #: the exact model and C~s are conjugate-closed with state j paired with j + N/2
     conjugate_pairs: bool = False
+    #: the C~s were given, so G = I - (step/2) A must be certified invertible here: by the
+    #: set-up's W(0) (``correction.g_certainly_invertible``), else the head is not run
+    check_g: bool = False
 
 
 @dataclass
@@ -79,6 +82,10 @@ def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prep
         raise _HeadFailed(f"{su.status}: {su.info.get('reason', '')}".rstrip(": "))
     _, M, F, st = su.value
     r = head.model.r
+    if head.check_g:
+        with ctx.workprec(prec):
+            if not correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r):
+                raise _HeadFailed("G = I - (step/2) A is not certified invertible by the set-up")
     shared = [k for k in st.weights if k[0] != "C"]
     right = {("C", "B"): st.m.B, **{("C", i): [row[i] for row in st.m.P] for i in range(r)}}
     ckeys = list(right)

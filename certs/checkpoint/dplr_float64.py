@@ -52,9 +52,9 @@ def _head(models: list[DPLR], l: int, M: int, conjugate_pairs: bool = False) -> 
     cts = _c_tildes(models, l, M)
     if cts is None:
         return None
-    if l == M and routing.g_not_invertible(m, 1, routing.exact_inputs(m, 1, cts[0])):
-        return None
-    return Head(m, cts, exceptional, conjugate_pairs)
+    # with C~ taken from the file (l == M), G is checked by the head's set-up (Lemma G of
+    # proofs/ball_mode.md); a head it does not certify goes through certify_kernel
+    return Head(m, cts, exceptional, conjugate_pairs, check_g=l == M)
 
 
 def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progress=None,

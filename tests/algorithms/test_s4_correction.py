@@ -113,3 +113,35 @@ def test_filter_bounds_against_exact_norms_and_the_float64_route():
     f64 = filter_kernel_midrad(m, step, L, c_tilde=ct).info
     for name, want in (("b", want_b), ("w", want_w)):
         assert want <= f64[name] <= math.sqrt(2) * want * (1 + 1e-9)
+
+
+# -- G = I - (step/2) A from the set-up's W(0) (proofs/ball_mode.md, Lemma G) -----------------
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.sampled_from([Fraction(1, 2), Fraction(1, 4)]), st.integers(1, 2), st.booleans())
+def test_g_from_the_setup_agrees_with_the_exact_solver(data, step, r, exceptional):
+    """Where the set-up's W(0) says G is certainly invertible, the exact structured solver
+    agrees; and wherever G is invertible with no pole at 0, it does say so (so the check is
+    not vacuous: 128-bit balls decide these small problems)."""
+    from s4cert.algorithms.s4.filter import setup
+    from s4cert.algorithms.s4.solver import structured_solver
+    m = random_dplr(data.draw, 4, r, step, exceptional)
+    exact_ok = structured_solver(ExactField(4), m, step)[0].ok
+    F, E = BallField(128), ExactField(4)
+    st_ = setup(F, m, step, 8, [F.zero()] * m.N).value
+    ok = correction.g_certainly_invertible(F, st_.poles, st_.weights, st_.offsets, r)
+    pole_at_zero = any(E.is_zero(mu) is Truth.TRUE for mu in setup(E, m, step, 8, [E.zero()] * m.N).value.poles)
+    assert ok == (exact_ok and not pole_at_zero)
+
+
+def test_g_from_the_setup_on_singular_and_pole_at_zero():
+    """W(0) = 0 exactly (G singular, D invertible), and a pole at 0 (D singular): neither is
+    certified invertible; a generic model is."""
+    from s4cert.algorithms.s4.filter import setup
+    F = BallField(128)
+    # step 1/2, h = 1/4: G = 1 - h(lambda - p conj(q)) = 1 - (1/4)(-1 + 5) = 0
+    for m in (DPLR([-1], [[-5]], [1], [1], Q=[[1]]), DPLR([4, -1], [[1], [0]], [1, 1], [1, 1], Q=[[1], [1]]),
+              DPLR([-1, -2], [[1], [2]], [1, 1], [1, 1], Q=[[1], [1]])):
+        st_ = setup(F, m, Fraction(1, 2), 8, [F.zero()] * m.N).value
+        ok = correction.g_certainly_invertible(F, st_.poles, st_.weights, st_.offsets, 1)
+        assert ok is (m.Lambda[0] == -1 and len(m.Lambda) == 2)

@@ -159,6 +159,17 @@ def test_a_failing_head_leaves_the_others():
             assert disk_holds_ball(complex(mm), float(r), b)
 
 
+def test_a_head_whose_g_is_singular_fails_when_checked():
+    """With ``check_g`` (C~ given), a head whose G = I - (step/2) A is singular (W(0) = 0,
+    proofs/ball_mode.md Lemma G) is not run; the same check passes a generic head."""
+    singular = DPLR([-1.0], [[-5.0]], [1.0], [1.0], Q=[[1.0]])    # step 1/2: G = 1 - (1/4)(-1 + 5) = 0
+    good = DPLR([-1.0, -2.5], [0.5, 0.25], [1, 1], [1, -1])
+    mid, rad, failed = filter_kernels_midrad([Head(singular, [[1.0]], check_g=True),
+                                              Head(good, [[1, -1]], check_g=True)], 0.5, 16)
+    assert list(failed) == [0] and "not certified invertible" in failed[0]
+    assert np.all(np.isinf(rad[0])) and np.all(np.isfinite(rad[1]))
+
+
 def test_a_chunk_that_cannot_decide_is_retried_head_by_head(monkeypatch):
     """When the per-root stage of a chunk raises (an undecided pivot, say) for one head's
     kernels, the chunk's heads are run again one by one: only that head's kernels are

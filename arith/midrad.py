@@ -249,16 +249,23 @@ def roots_on_grid(M: int, g: float) -> tuple[np.ndarray, np.ndarray, float]:
 DD_RADIUS = 2.0 ** -103
 
 
+#: 2^-110 as an arb (the radius test of ``_dd_part``)
+_R110 = None
+
+
 def _dd_part(x) -> tuple[float, float]:
     """(hi, lo) floats with |x - hi - lo| <= 2^-110 + 2^-104 max(|hi|, 1) for a real ball x
-    (checked: the ball x - hi has radius < 2^-110 and |lo| <= 2^-52 max(|hi|, 2^-400))."""
-    from flint import arb, ctx
-
+    (checked: the ball x - hi has radius < 2^-110 and |lo| <= 2^-52 max(|hi|, 2^-400)).
+    The caller sets the global precision to at least 128 bits (x - hi exactly enough:
+    flint rounds to the global precision)."""
+    global _R110
+    if _R110 is None:
+        from flint import arb
+        _R110 = arb(2) ** -110
     hi = float(x.mid())
-    with ctx.workprec(max(ctx.prec, 128)):  # x - hi exactly enough (flint rounds to the global precision)
-        rest = x - hi
+    rest = x - hi
     lo = float(rest.mid())
-    if not (abs(lo) <= 2.0 ** -52 * max(abs(hi), 2.0 ** -400) and rest.rad() < arb(2) ** -110):
+    if not (abs(lo) <= 2.0 ** -52 * max(abs(hi), 2.0 ** -400) and rest.rad() < _R110):
         raise RangeError("a ball is too wide for a double-float pair")
     return hi, lo
 
@@ -315,14 +322,17 @@ def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
     """Double-float pairs (hi, lo) of complex balls (acb) and one radius R with
     |x_j - hi_j - lo_j| <= R (R = 2 (2^-110 + 2^-104 max(1, max |hi| per component)),
     rounded up)."""
+    from flint import ctx
+
     n = len(balls)
     hi, lo = np.empty(n, dtype=np.complex128), np.empty(n, dtype=np.complex128)
-    for j, b in enumerate(balls):
-        if not b.is_finite():
-            raise RangeError("a ball is not finite")
-        rh, rl = _dd_part(b.real)
-        ih, il = _dd_part(b.imag)
-        hi[j], lo[j] = complex(rh, ih), complex(rl, il)
+    with ctx.workprec(max(ctx.prec, 128)):
+        for j, b in enumerate(balls):
+            if not b.is_finite():
+                raise RangeError("a ball is not finite")
+            rh, rl = _dd_part(b.real)
+            ih, il = _dd_part(b.imag)
+            hi[j], lo[j] = complex(rh, ih), complex(rl, il)
     _check_range(hi.real, hi.imag)
     big = max(1.0, float(np.max(np.abs(hi.real), initial=0.0)), float(np.max(np.abs(hi.imag), initial=0.0)))
     return hi, lo, float(up(2 * up(2.0 ** -110 + up(2.0 ** -104 * big))))

@@ -5,16 +5,18 @@ roots, poles and weights given as double-double disks (``arith.double_double.DD`
 the sums returned as double-double disks.  Per block of roots, with the (component,
 pole, root) arrays of the block's pairs (``proofs/double_double_filter.md``, section 6):
 
-1. d = dh + dl, the difference as a normalized pair (2Sum of the high parts, the low
-   parts added, 2Sum again), each pair's rounding bounded from its own low parts
-   (Lemma 10);
+1. d = dh + dl, the difference as a normalized pair: the roots and poles are cut once
+   into three parts on two common grids, so that the differences of the first two parts
+   are exact and one Fast2Sum joins them; the third parts' difference and a second
+   Fast2Sum end it (Lemma 10);
 2. q0, a float64 inverse of dh (any value would do), the residual r = 1 - (dh + dl) q0
    from Dekker's exact products and 2Sum, and delta = q0 r, so that q0 + delta is within
    about u^2 |q0| of 1/d (Lemma 11);
 3. the weighted sums by matrix products: q0 is cut into four slices on grids relative
-   to its row's largest entry, delta into two, the weights into four relative to their
-   set's largest entry, so that the products of the leading slices are exact (Ozaki's
-   splitting) and only the small remainders are rounded (Lemma 12).
+   to its root's largest entry, delta into two, its first on the third slice's grid and
+   joined to it, the weights into four relative to their set's largest entry, so that
+   the products of the leading slices are exact (Ozaki's splitting) and only the small
+   remainders are rounded, each in a product of inner dimension 2n (Lemma 12).
 
 The radius bounds every error from the block's actual magnitudes.  Raises
 ``RangeError`` when a bound would not hold (a pole whose disk is too close to a root,
@@ -33,6 +35,9 @@ from ...arith.midrad import U, RangeError, sum_upper, up
 BLOCK_PAIRS = 1 << 14
 #: the block is refused when the residual bound rho' exceeds this
 RHO_MAX = 2.0 ** -30
+#: the slices' width is at most this many bits (then delta's first slice fits the third
+#: slice of q0, Lemma 12)
+BETA_MAX = 22
 
 
 def _pow2_at_least(m: np.ndarray) -> np.ndarray:
@@ -68,33 +73,24 @@ class _Weights:
         r23, i23 = r2 + r3, i2 + i3                                                # exact
         r123, i123 = (r1 + r2) + r3, (i1 + i2) + i3                                # the last sum rounded
         r4l, i4l = r4 + a.rl, i4 + a.il                                            # rounded
-        r234l, i234l = r23 + r4l, i23 + i4l                                        # rounded
-        #: the right factors of the products with [q1], [q2], [q3], [delta1] (the exact
-        #: columns first) and with [q0; q4; delta2] (Lemma 12)
-        tr = lambda x: np.ascontiguousarray(x.T)                                  # sets' rows first
+        #: the right factors of the products with q1, q2 ([A1 A2 A3]), with q3 + delta1
+        #: ([A1 A2+A3]), with q0 (A4 + a^l) and with q4 + delta2 (A1 + A2 + A3), sets'
+        #: rows first (Lemma 12)
+        tr = lambda x: np.ascontiguousarray(x.T)
         self.F12 = tr(np.hstack([A1, A2, A3]))
         self.F3 = tr(np.hstack([A1, _layout(r23, i23)]))
-        self.F4 = tr(np.hstack([A1, _layout(r234l, i234l)]))
-        self.F5 = tr(np.vstack([_layout(r4l, i4l), _layout(r123, i123), _layout(a.rh, a.ih)]))
+        self.F4l = tr(_layout(r4l, i4l))
+        self.F123 = tr(_layout(r123, i123))
         one = lambda x, y: up(np.abs(x) + np.abs(y))                               # |.|_1, rounded up
         self.abs_a = a.abs_upper()                                                 # >= |a| over the disk
         self.rad_a = a.rad
         self.a4l_1 = one(r4l, i4l)
-        self.ah_1 = one(a.rh, a.ih)
-        self.al_mod = one(a.rl, a.il)
-        rank1 = up(up(2.0 ** -beta * one(r3, i3)) + up(2.0 ** (-2 * beta) * one(r23, i23)))
-        rank1 = up(rank1 + up(2.0 ** (-3 * beta) * one(r123, i123)))
+        rank1 = up(up(2.0 ** -beta * one(r3, i3)) + up(1.25 * 2.0 ** (-2 * beta) * one(r23, i23)))
+        rank1 = up(rank1 + up(2.01 * 2.0 ** (-3 * beta) * one(r123, i123)))
         self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
-        rank1d = up(2 * one(r234l, i234l) + up(2.0 ** -beta * self.ah_1))
-        self.rank1d = sum_upper(np.sum(rank1d, axis=0), n)                         # per set, times tau_delta
-        self.sum_a1 = np.sum(up(up(self.ah_1 + self.al_mod) + a.rad), axis=0)    # per set
-        self.ar = up(self.abs_a + self.rad_a)
-
-    def set_lam_p(self, lam_p: np.ndarray) -> None:
-        """The poles' share of d's rounding (Lemma 10), for the products with v: the right
-        factor of the sums of v (|a| + rad a) and of v lam_j (|a| + rad a)."""
-        self.lam_p = lam_p
-        self.Gv = np.ascontiguousarray(np.hstack([self.ar, up(self.ar * lam_p[:, None])]).T)
+        self.sum_a1 = np.sum(up(up(one(a.rh, a.ih) + one(a.rl, a.il)) + a.rad), axis=0)   # per set
+        #: the right factor of the sums of v (|a| + rad a) (Lemma 12.4)
+        self.Gv = np.ascontiguousarray(up(self.abs_a + self.rad_a).T)
 
 
 def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
@@ -109,6 +105,27 @@ def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
     return (*out, rest)
 
 
+def _tiny_to_zero(x: np.ndarray) -> np.ndarray:
+    """x with its entries below 2^-200 in magnitude set to 0."""
+    return np.where(np.abs(x) >= 2.0 ** -200, x, 0.0)
+
+
+def _three_parts(h: np.ndarray, l: np.ndarray, S: float) -> tuple:
+    """(x1, x2, x3) with x1 on the grid g1 = S 2^-52, x2 on the grid g2 = g1 2^-51,
+    |x3| <= g2/2, each part 0 or at least 2^-200 in magnitude, and |h + l - x1 - x2 - x3|
+    <= 0.7 u g2 + 2^-200 (Lemma 10), for |h| <= S/2 (S a power of two) and parts h, l that
+    are 0 or at least 2^-200 in magnitude."""
+    g1 = S * 2.0 ** -52
+    C1, C2 = 1.5 * S, 1.5 * 2.0 ** 52 * (g1 * 2.0 ** -51)
+    h, l = two_sum(h, l)                                   # normalized: |l| <= u |h|
+    x1 = (h + C1) - C1                                     # h on the grid g1
+    s, e = two_sum(h - x1, l)                              # h - x1 exact
+    x2 = (s + C2) - C2                                     # s on the grid g2
+    x3 = (s - x2) + e                                      # s - x2 exact; the sum rounded
+    k = (x3 + C2) - C2                                     # 0 or +-g2: |x3 - k| <= g2/2
+    return x1, x2 + k, _tiny_to_zero(x3 - k)
+
+
 def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     """Disks of S_c(z_k) = sum_j a_jc / (z_k - mu_j) for each weight set (double-double
     midpoints, radii from the actual magnitudes), and a lower bound of min |z_k - mu_j|
@@ -116,41 +133,36 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     M, n, K = len(Z), len(poles), len(weights)
     if n == 0:
         return [DD.exact(np.zeros(M)) for _ in weights], math.inf
-    beta = (51 - (2 * n - 1).bit_length()) // 2            # 2 beta + log2(2n) <= 51: sums of 3 exact products exact
-    m = 12 * n + 3
+    beta = min(BETA_MAX, (51 - (2 * n - 1).bit_length()) // 2)   # 2 beta + log2(2n) <= 51: sums of 3 exact products exact
+    m = 2 * n                                              # the inner dimension of every product
     if not m * U <= 0.01:
         raise RangeError("too many poles for the a-priori bounds")
-    gam = up(m * U * (1 + 4 * U) / (1 - m * U))           # >= gamma_m: the rest's rounding
+    gam = up(m * U * (1 + 4 * U) / (1 - m * U))           # >= gamma_2n: a rounded product's rounding
     W = _Weights(DD(*(np.stack([getattr(w, f) for w in weights], axis=1) for f in ("rh", "rl", "ih", "il", "rad"))),
                  beta)                                    # poles x sets
 
     big = max(float(np.max(np.abs(p))) for p in (Z.rh, Z.ih, poles.rh, poles.ih))
     if not big <= 2.0 ** 100:                             # NaN fails too
         raise RangeError("a root or pole exceeds 2^100 for double-double disks")
-    # parts below 2^-200 are set to 0 (into the radius): then every difference is a
-    # multiple of 2^-252 and Dekker's products below are exact (Lemma 10)
-    zp = [np.where(np.abs(x) >= 2.0 ** -200, x, 0.0) for x in (Z.rh, Z.rl, Z.ih, Z.il, poles.rh, poles.rl,
-                                                             poles.ih, poles.il)]
-    # the representation: |z - zh - zl| + |mu - ph - pl| <= R0 (with the dropped parts), and
-    # the rounding of d's pair: 2.01 u (|zl|_1 + |pl|_1) = lam_k + lam_j (Lemma 10)
-    R0 = up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196)
-    lam_z = up(2.01 * U * up(np.abs(zp[1]) + np.abs(zp[3])))
-    lam_p = up(2.01 * U * up(np.abs(zp[5]) + np.abs(zp[7])))
-    lam_p_max = float(lam_p.max())
-    W.set_lam_p(lam_p)
-    P = np.stack([zp[4], zp[6]])[:, :, None]               # 2 x n x 1
-    PL = np.stack([zp[5], zp[7]])[:, :, None]
-    Zh = np.stack([zp[0], zp[2]])[:, None, :]              # 2 x 1 x M
-    Zl = np.stack([zp[1], zp[3]])[:, None, :]
+    # parts below 2^-200 are set to 0 (into the radius), then each real part is cut into
+    # three on the grids g1 = S 2^-52 and g2 = g1 2^-51 (Lemma 10)
+    S = float(_pow2_at_least(np.array(2.0 * max(big, 1.0))))
+    g2 = S * 2.0 ** -103
+    parts = [_three_parts(_tiny_to_zero(h), _tiny_to_zero(l), S)
+             for h, l in ((Z.rh, Z.rl), (Z.ih, Z.il), (poles.rh, poles.rl), (poles.ih, poles.il))]
+    Zp = tuple(np.stack([parts[0][i], parts[1][i]])[:, None, :] for i in range(3))   # 2 x 1 x M each
+    Pp = tuple(np.stack([parts[2][i], parts[3][i]])[:, :, None] for i in range(3))   # 2 x n x 1 each
+    # |z - z1 - z2 - z3| + |mu - p1 - p2 - p3| and the rounding of d's pair, but for its
+    # relative part 1.45 u^2 |dh| (Lemma 10): at most R0
+    R0 = up(up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196) + 8 * U * g2)
     out = _Out(K, M)
     sep = math.inf
     Bk = max(1, min(M, BLOCK_PAIRS // n))
     work = _Work(Bk, n)
     for s in range(0, M, Bk):
         e = min(M, s + Bk)
-        sep = min(sep, _block(work, out, slice(s, e), Zh[..., s:e], Zl[..., s:e], P, PL, W, beta, R0,
-                              lam_z[s:e], lam_p_max, gam))
-    h, l, rad = _assemble(out, W, n, K, gam, up(R0 + lam_z))
+        sep = min(sep, _block(work, out, slice(s, e), tuple(z[..., s:e] for z in Zp), Pp, W, beta, R0, gam))
+    h, l, rad = _assemble(out, W, n, K, gam, R0)
     res = [DD(h[2 * c], l[2 * c], h[2 * c + 1], l[2 * c + 1], rad[c]) for c in range(K)]
     for x in res:
         x._make(x.rh, x.rl, x.ih, x.il, x.rad)             # the range check
@@ -159,35 +171,33 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
 
 class _Out:
     """What the blocks leave, over all M roots (one column per root): the products with q1,
-    q2, q3, delta1 and [q0; q4; delta2] (rows: the (Re, Im) of each set, for each right
+    q2, q3 + delta1, q0 and q4 + delta2 (rows: the (Re, Im) of each set, for each right
     factor block), the sums of T and of v against the weights (with the block's constants),
-    and per root the slices' scales tau, tau_delta."""
+    and per root the slices' scale tau."""
 
     def __init__(self, K: int, M: int):
         self.C1, self.C2 = np.empty((6 * K, M)), np.empty((6 * K, M))
-        self.C3, self.C4, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M)), np.empty((2 * K, M))
-        self.GT, self.Gv = np.empty((K, M)), np.empty((2 * K, M))
-        self.tau, self.taud = np.empty(M), np.empty(M)
+        self.C3, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M))
+        self.GT, self.Gv = np.empty((K, M)), np.empty((K, M))
+        self.tau = np.empty(M)
 
 
-def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, Rz: np.ndarray) -> tuple:
+def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tuple:
     """The pairs (h, l) of the sums, (2K, M), and their radii, (K, M) (Lemma 12.3-4)."""
     k2 = 2 * K
-    # the exact products on one grid added exactly (Lemma 12.1): q1 a2 + q2 a1; q1 a3 + q2 a2 + q3 a1
+    # the exact products on one grid added exactly (Lemma 12.1): q1 a2 + q2 a1; q1 a3 + q2 a2 + q3' a1
     g3 = o.C1[k2:2 * k2] + o.C2[:k2]
     g4 = o.C1[2 * k2:] + o.C2[k2:2 * k2]
     g4 += o.C3[:k2]
     h, l1 = two_sum(o.C1[:k2], g3)
-    h, l2 = two_sum(h, o.C4[:k2])
-    h, l3 = two_sum(h, g4)
-    tt, terr = _sum_bound([l1, l2, l3, o.C2[2 * k2:], o.C3[k2:], o.C4[k2:], o.C5])
+    h, l2 = two_sum(h, g4)
+    tt, terr = _sum_bound([l1, l2, o.C2[2 * k2:], o.C3[k2:], o.C5[:k2], o.C5[k2:]])
     h, l = two_sum(h, tt)
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
     rad = sum_upper(o.GT, n)                               # the block's weights against T (Lemma 12.4)
-    Rv = up(up(sum_upper(o.Gv[:K], n) * Rz[None, :]) + sum_upper(o.Gv[K:], n))   # sum_j Rd_kj v_kj (|a_j| + rad)
+    Rv = up(R0 * sum_upper(o.Gv, n))                       # sum_j R_d' v_kj (|a_j| + rad)
     rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
-    rad = up(rad + up(up((gam + U) * W.rank1)[:, None] * o.tau[None, :]))
-    rad = up(rad + up(up((gam + U) * W.rank1d)[:, None] * o.taud[None, :]))
+    rad = up(rad + up(up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]))
     rad = up(rad + up(terr[0::2] + terr[1::2]))
     rad = up(rad + up(up(n * 2.0 ** -1060) + up(2.0 ** -1070 * W.sum_a1)[:, None]))  # underflow allowances
     return h, l, rad
@@ -200,7 +210,7 @@ class _Work:
     def __init__(self, B: int, n: int):
         shape = (2, n, B)
         self.dh, self.dl = np.empty(shape), np.empty(shape)
-        self.L = np.empty((7, 2, n, B))                    # [q1, q2, q3, delta1, q0, q4, delta2]
+        self.L = np.empty((5, 2, n, B))                    # [q1, q2, q3 + delta1, q0, q4 + delta2]
         self.d = np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
         self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
@@ -243,38 +253,43 @@ def _dekker(xH, xL, yH, yL, p, e, t):
     e += t
 
 
-def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta: int,
-           R0: float, lam_z: np.ndarray, lam_p_max: float, gam: float) -> float:
+def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
+    """d = z - mu for the block's pairs as the normalized pair (dh, dl) (Lemma 10): d1 = z1 -
+    p1 and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3), Fast2Sum
+    of s + v."""
+    (Z1, Z2, Z3), (P1, P2, P3) = Zp, Pp
+    a, b, s, dh, dl = w.p, w.f, w.t, w.dh, w.dl
+    np.subtract(Z1, P1, out=a)                             # d1, exact
+    np.subtract(Z2, P2, out=b)                             # d2, exact
+    np.add(a, b, out=s)
+    np.subtract(s, a, out=a)                               # s - d1, exact
+    np.subtract(b, a, out=b)                               # e = d2 - (s - d1)
+    np.subtract(Z3, P3, out=a)                             # d3, rounded
+    b += a                                                 # v = e + d3, rounded
+    np.add(s, b, out=dh)
+    np.subtract(dh, s, out=a)
+    np.subtract(b, a, out=dl)                              # v - (dh - s)
+    return dh, dl
+
+
+def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights, beta: int,
+           R0: float, gam: float) -> float:
     """One block of roots (the columns ``cols`` of ``out``): the exact and rounded
     products and the radius ingredients at its roots; returns its separation bound.  The
     block's arrays are (component, pole, root)."""
-    B, n = Zh.shape[2], W.n
+    B, n = Zp[0].shape[2], W.n
     if B != w.dh.shape[2]:
         w = _Work(B, n)
-    dh, dl, t, f = w.dh, w.dl, w.t, w.f
-    # 1. d = dh + dl, a normalized pair: 2Sum of the high parts, the low parts added (Lemma 10)
-    np.subtract(Zh, P, out=dh)
-    np.subtract(dh, Zh, out=dl)                            # 2Sum(zh, -ph): bb
-    np.subtract(dh, dl, out=f)
-    np.subtract(Zh, f, out=f)                              # zh - (s - bb)
-    np.add(P, dl, out=dl)                                  # (-ph) - bb, negated
-    np.subtract(f, dl, out=dl)                             # se
-    np.subtract(Zl, PL, out=t)
-    dl += t                                                # v = se + (zl - pl)
-    np.add(dh, dl, out=f)                                  # 2Sum(s, v)
-    np.subtract(f, dh, out=t)                              # bb
-    np.subtract(dl, t, out=dl)                             # v - bb
-    np.subtract(f, t, out=t)
-    np.subtract(dh, t, out=t)                              # s - (s' - bb)
-    dl += t
-    dh, f = f, dh                                          # dh: the new high parts
+    # 1. d = dh + dl, a normalized pair (Lemma 10)
+    dh, dl = _differences(w, Zp, Pp)
+    t, f = w.t, w.f
     sq = np.multiply(dh, dh, out=t)
     v = np.add(sq[0], sq[1], out=w.v)                      # |dh|^2, rounded
     if not float(v.min()) >= 2.0 ** -798:                  # NaN fails too
         raise RangeError("a pole lies too close to a root for double-double disks")
     np.divide(1.0, v, out=v)
     L = w.L
-    q0 = np.multiply(dh, v, out=L[4])                      # [q0r, q0i]: q0 = q0r - i q0i
+    q0 = np.multiply(dh, v, out=L[3])                      # [q0r, q0i]: q0 = q0r - i q0i
     T = np.sqrt(v, out=w.T)
     # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
@@ -315,16 +330,15 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta:
     d[1] += s
     Tk = T.max(axis=0)                                     # per root
     Tmax = float(Tk.max())
-    # per pair |d - dh - dl| <= Rd = R0 + lam_k + lam_j (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
-    R1 = up(up(R0 + float(lam_z.max())) + lam_p_max)      # the block's largest Rd
-    cbeta = up((1 + 5.2 * U) * R1)
+    # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
+    cbeta = up((1 + 5.2 * U) * R0)
     # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair
     rho1 = up(up(up(up((1 + 7.03 * U) * rho) + 18.3 * U * U) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
     if not rho1 <= RHO_MAX:
         raise RangeError("a pole lies too close to a root for double-double disks")
     calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 18.3 * U * U)))
     calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
-    sep = float(np.nextafter(np.nextafter((1 - 4 * U) / Tmax, -np.inf) - R1, -np.inf))
+    sep = float(np.nextafter(np.nextafter((1 - 4 * U) / Tmax, -np.inf) - R0, -np.inf))
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
@@ -332,35 +346,39 @@ def _block(w: _Work, out: "_Out", cols: slice, Zh, Zl, P, PL, W: _Weights, beta:
     tmin, tmax = float(tau.min()), float(tau.max())
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
+    if not up(2 * (1 + 3 * U) * rho) <= 2.0 ** (-2 * beta - 4):   # |delta| <= tau 2^(-2 beta - 4)
+        raise RangeError("the residual is too large for the sums' slices")
     src = q0
-    for sl, rest, k in ((L[0], t, 1), (L[1], t, 2), (L[2], L[5], 3)):
+    for sl, k in ((L[0], 1), (L[1], 2)):
         C = 1.5 * 2.0 ** (52 - k * beta) * tau           # per root
         np.add(src, C, out=sl)
         sl -= C                                            # src rounded to the grid tau 2^(-k beta)
-        np.subtract(src, sl, out=rest)                     # exact; finally q4: |q4| <= tau 2^(-3 beta - 1)
-        src = rest
-    taud = _pow2_at_least(tau * up(2 * (1 + 3 * U) * max(rho, 2.0 ** -200)))   # per root, >= |delta| parts
-    if not float(taud.min()) * W.sigma_min >= 2.0 ** (3 * beta - 1072):
-        raise RangeError("the sums' magnitudes leave the range of exact slices")
-    C = 1.5 * 2.0 ** (52 - beta) * taud
-    np.add(d, C, out=L[3])
-    L[3] -= C                                              # delta1: delta on the grid taud 2^-beta
-    np.subtract(d, L[3], out=L[6])                         # delta2, exact: |delta2| <= taud 2^(-beta-1)
-    left = lambda i, k=1: L[i:i + k].reshape(2 * k * n, B)
+        np.subtract(src, sl, out=t)                        # exact
+        src = t
+    C = 1.5 * 2.0 ** (52 - 3 * beta) * tau
+    np.add(t, C, out=L[2])
+    L[2] -= C                                              # q3: on the grid tau 2^(-3 beta)
+    t -= L[2]                                              # q4, exact: |q4| <= tau 2^(-3 beta - 1)
+    np.add(d, C, out=L[4])
+    L[4] -= C                                              # delta1: on the same grid
+    d -= L[4]                                              # delta2, exact: |delta2| <= tau 2^(-3 beta - 1)
+    L[2] += L[4]                                           # q3 + delta1, exact
+    np.add(t, d, out=L[4])                                 # q4 + delta2, rounded
+    left = lambda i: L[i].reshape(2 * n, B)
     # each product written straight into its columns of the output (a matrix of leading dimension M)
     np.matmul(W.F12, left(0), out=out.C1[:, cols])         # exact: a1 q1 | a2 q1 | a3 q1
     np.matmul(W.F12, left(1), out=out.C2[:, cols])         # exact: a1 q2 | a2 q2; rounded: a3 q2
-    np.matmul(W.F3, left(2), out=out.C3[:, cols])          # exact: a1 q3; rounded: (a2 + a3) q3
-    np.matmul(W.F4, left(3), out=out.C4[:, cols])          # exact: a1 delta1; rounded: (a - a1) delta1
-    np.matmul(W.F5, left(4, 3), out=out.C5[:, cols])       # rounded: (a4 + al) q0 + a123 q4 + ah delta2
-    # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the rest's
-    # rounding against q0 + the omitted delta a^l (Lemma 12.2, 12.4), with this block's constants
+    np.matmul(W.F3, left(2), out=out.C3[:, cols])          # exact: a1 q3'; rounded: (a2 + a3) q3'
+    k2 = 2 * W.K
+    np.matmul(W.F4l, left(3), out=out.C5[:k2, cols])       # rounded: (a4 + al) q0
+    np.matmul(W.F123, left(4), out=out.C5[k2:, cols])      # rounded: a123 (q4 + delta2)
+    # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the
+    # rounding of the product with q0 + the omitted delta (a4 + al) (Lemma 12.2, 12.4)
     cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
     G = up(W.rad_a * up(cw + calpha))
     G = up(G + up(calpha * W.abs_a))
-    G = up(G + up(up((gam + U) * 1.4143 * (1 + 4 * U)) * W.a4l_1))
-    G = up(G + up(up((1 + 8 * U) * rho) * W.al_mod))
+    G = up(G + up(up(up((gam + U) * 1.4143 * (1 + 4 * U)) + up((1 + 9 * U) * rho)) * W.a4l_1))
     np.matmul(G.T, T, out=out.GT[:, cols])
-    np.matmul(W.Gv, v, out=out.Gv[:, cols])                # sums of v times (|a| + rad a), and times lam_j too
-    out.tau[cols], out.taud[cols] = tau, taud
+    np.matmul(W.Gv, v, out=out.Gv[:, cols])                # sums of v times (|a| + rad a)
+    out.tau[cols] = tau
     return sep

@@ -93,7 +93,7 @@ def test_pairs_contain_the_ball_sums(seed, kind, span):
 
 
 def test_many_poles_and_small_blocks(monkeypatch):
-    """1024 poles (beta = 20, the rest's inner dimension 12 n): contained; blocks of one
+    """1024 poles (beta = 20, every product of inner dimension 2 n): contained; blocks of one
     root give disks that contain the same sums (the products' order, and so their
     rounding, differs with the block)."""
     g = np.random.default_rng(7)
@@ -148,3 +148,50 @@ def test_refuses_a_pole_on_the_grid_and_huge_poles():
 def test_no_poles():
     sums, sep = CP.cauchy_pairs(roots_of_unity_dd(4), DD.exact(np.zeros(0)), [DD.exact(np.zeros(0))])
     assert sep == math.inf and np.all(sums[0].rh == 0) and np.all(sums[0].rad == 0)
+
+
+def _exact(x) -> "Fraction":
+    from fractions import Fraction
+    return Fraction(float(x))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_three_parts_and_differences(seed):
+    """Lemma 10 in exact rationals: the three parts lie on their grids with |x3| <= g2/2 and
+    represent h + l within 0.7 u g2 + 2^-200; the differences' pairs are normalized and
+    within R_0 - rad + 1.45 u^2 |dh| of the differences of the represented values (high
+    parts equal, components equal, tiny and large low parts, the root 1 at |h| = S/2)."""
+    from fractions import Fraction
+    g = np.random.default_rng(seed)
+    u = Fraction(1, 2 ** 53)
+    n, M = 7, 8
+    Z = roots_of_unity_dd(M)
+    re = np.concatenate([g.uniform(-1, 1, n - 3), [Z.rh[1], Z.rh[2], 0.5]])
+    im = np.concatenate([g.uniform(-1, 1, n - 3), [Z.ih[1], 0.3, Z.ih[3]]])
+    lo = g.standard_normal((2, n)) * 2.0 ** g.integers(-230, -52, (2, n)).astype(float)
+    poles = DD(re, lo[0], im, lo[1], np.zeros(n))
+    big = max(float(np.max(np.abs(p))) for p in (Z.rh, Z.ih, poles.rh, poles.ih))
+    S = float(CP._pow2_at_least(np.array(2.0 * max(big, 1.0))))
+    g1, g2 = Fraction(S) / 2 ** 52, Fraction(S) / 2 ** 103
+    parts = []
+    for h, l in ((Z.rh, Z.rl), (Z.ih, Z.il), (poles.rh, poles.rl), (poles.ih, poles.il)):
+        h0, l0 = CP._tiny_to_zero(h), CP._tiny_to_zero(l)
+        x1, x2, x3 = CP._three_parts(h0, l0, S)
+        for i in range(len(h)):
+            a, b, c = _exact(x1[i]), _exact(x2[i]), _exact(x3[i])
+            assert (a / g1).denominator == 1 and (b / g2).denominator == 1 and abs(c) <= g2 / 2
+            assert c == 0 or abs(c) >= Fraction(2) ** -200
+            assert abs(_exact(h0[i]) + _exact(l0[i]) - a - b - c) <= Fraction(7, 10) * u * g2 + Fraction(2) ** -200
+        parts.append((x1, x2, x3))
+    Zp = tuple(np.stack([parts[0][i], parts[1][i]])[:, None, :] for i in range(3))
+    Pp = tuple(np.stack([parts[2][i], parts[3][i]])[:, :, None] for i in range(3))
+    dh, dl = CP._differences(CP._Work(M, n), Zp, Pp)
+    for c in range(2):
+        for j in range(n):
+            for k in range(M):
+                zc = sum(_exact(Zp[i][c, 0, k]) for i in range(3))
+                pc = sum(_exact(Pp[i][c, j, 0]) for i in range(3))
+                h, l = _exact(dh[c, j, k]), _exact(dl[c, j, k])
+                assert abs(l) <= u * abs(h)
+                assert abs(zc - pc - h - l) <= 3 * u * g2 + Fraction(101, 100) * u * u * abs(h)

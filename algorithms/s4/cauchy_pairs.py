@@ -60,7 +60,7 @@ class _Weights:
     """The weights' slices (real layout) and the radius coefficients that do not depend on
     the block (Lemma 12)."""
 
-    def __init__(self, a: DD, beta: int):
+    def __init__(self, a: DD, beta: int, gam: float):
         n, K = a.rh.shape
         self.n, self.K = n, K
         amax = np.maximum(np.abs(a.rh).max(axis=0), np.abs(a.ih).max(axis=0))      # per set
@@ -82,15 +82,17 @@ class _Weights:
         self.F4l = tr(_layout(r4l, i4l))
         self.F123 = tr(_layout(r123, i123))
         one = lambda x, y: up(np.abs(x) + np.abs(y))                               # |.|_1, rounded up
-        self.abs_a = a.abs_upper()                                                 # >= |a| over the disk
-        self.rad_a = a.rad
-        self.a4l_1 = one(r4l, i4l)
+        a4l_1 = one(r4l, i4l)
         rank1 = up(up(2.0 ** -beta * one(r3, i3)) + up(1.25 * 2.0 ** (-2 * beta) * one(r23, i23)))
         rank1 = up(rank1 + up(2.01 * 2.0 ** (-3 * beta) * one(r123, i123)))
         self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
         self.sum_a1 = np.sum(up(up(one(a.rh, a.ih) + one(a.rl, a.il)) + a.rad), axis=0)   # per set
-        #: the right factor of the sums of v (|a| + rad a) (Lemma 12.4)
-        self.Gv = np.ascontiguousarray(up(self.abs_a + self.rad_a).T)
+        #: the left factors of the radius sums against T, rows (rad a | |a| + rad a | c4 |a4 + al|_1 |
+        #: |a4 + al|_1), and against v, rows |a| + rad a (sets' rows first; Lemma 12.4)
+        ar = up(a.abs_upper() + a.rad)                                             # >= |a| + rad a over the disk
+        c4 = up((gam + U) * 1.4143 * (1 + 4 * U))
+        self.GT = np.ascontiguousarray(np.hstack([a.rad, ar, up(c4 * a4l_1), a4l_1]).T)
+        self.Gv = np.ascontiguousarray(ar.T)
 
 
 def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
@@ -126,6 +128,16 @@ def _three_parts(h: np.ndarray, l: np.ndarray, S: float) -> tuple:
     return x1, x2 + k, _tiny_to_zero(x3 - k)
 
 
+def _factors(parts: list) -> tuple:
+    """From the three parts of (Re z, Im z, Re mu, Im mu), the factors of the differences
+    z_i - p_i as matrix products [-p_i 1] [1; z_i]: (2, 2, M) and (2, n, 2) per part (A2:
+    each entry the sum of two exact products, so the one rounding of z_i - p_i, or none)."""
+    one_z, one_p = np.ones(len(parts[0][0])), np.ones(len(parts[2][0]))
+    Zp = tuple(np.stack([np.stack([one_z, parts[c][i]]) for c in (0, 1)]) for i in range(3))
+    Pp = tuple(np.stack([np.stack([-parts[2 + c][i], one_p], axis=1) for c in (0, 1)]) for i in range(3))
+    return Zp, Pp
+
+
 def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     """Disks of S_c(z_k) = sum_j a_jc / (z_k - mu_j) for each weight set (double-double
     midpoints, radii from the actual magnitudes), and a lower bound of min |z_k - mu_j|
@@ -139,7 +151,7 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
         raise RangeError("too many poles for the a-priori bounds")
     gam = up(m * U * (1 + 4 * U) / (1 - m * U))           # >= gamma_2n: a rounded product's rounding
     W = _Weights(DD(*(np.stack([getattr(w, f) for w in weights], axis=1) for f in ("rh", "rl", "ih", "il", "rad"))),
-                 beta)                                    # poles x sets
+                 beta, gam)                               # poles x sets
 
     big = max(float(np.max(np.abs(p))) for p in (Z.rh, Z.ih, poles.rh, poles.ih))
     if not big <= 2.0 ** 100:                             # NaN fails too
@@ -150,8 +162,7 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     g2 = S * 2.0 ** -103
     parts = [_three_parts(_tiny_to_zero(h), _tiny_to_zero(l), S)
              for h, l in ((Z.rh, Z.rl), (Z.ih, Z.il), (poles.rh, poles.rl), (poles.ih, poles.il))]
-    Zp = tuple(np.stack([parts[0][i], parts[1][i]])[:, None, :] for i in range(3))   # 2 x 1 x M each
-    Pp = tuple(np.stack([parts[2][i], parts[3][i]])[:, :, None] for i in range(3))   # 2 x n x 1 each
+    Zp, Pp = _factors(parts)
     # |z - z1 - z2 - z3| + |mu - p1 - p2 - p3| and the rounding of d's pair, but for its
     # relative part 1.45 u^2 |dh| (Lemma 10): at most R0
     R0 = up(up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196) + 8 * U * g2)
@@ -178,8 +189,8 @@ class _Out:
     def __init__(self, K: int, M: int):
         self.C1, self.C2 = np.empty((6 * K, M)), np.empty((6 * K, M))
         self.C3, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M))
-        self.GT, self.Gv = np.empty((K, M)), np.empty((K, M))
-        self.tau = np.empty(M)
+        self.GT, self.Gv = np.empty((4 * K, M)), np.empty((K, M))
+        self.tau, self.cw, self.calpha, self.rho = np.empty(M), np.empty(M), np.empty(M), np.empty(M)
 
 
 def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tuple:
@@ -194,7 +205,11 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     tt, terr = _sum_bound([l1, l2, o.C2[2 * k2:], o.C3[k2:], o.C5[:k2], o.C5[k2:]])
     h, l = two_sum(h, tt)
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
-    rad = sum_upper(o.GT, n)                               # the block's weights against T (Lemma 12.4)
+    # the weights against T with the blocks' constants (Lemma 12.2, 12.4): rad a (c_w + c_alpha)
+    # + c_alpha |a| + the rounding of the product with q0 + the omitted delta (a4 + al)
+    S = [sum_upper(o.GT[i * K:(i + 1) * K], n) for i in range(4)]
+    rad = up(up(o.cw * S[0]) + up(o.calpha * S[1]))
+    rad = up(rad + up(S[2] + up(o.rho * S[3])))
     Rv = up(R0 * sum_upper(o.Gv, n))                       # sum_j R_d' v_kj (|a_j| + rad)
     rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
     rad = up(rad + up(up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]))
@@ -259,12 +274,12 @@ def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
     of s + v."""
     (Z1, Z2, Z3), (P1, P2, P3) = Zp, Pp
     a, b, s, dh, dl = w.p, w.f, w.t, w.dh, w.dl
-    np.subtract(Z1, P1, out=a)                             # d1, exact
-    np.subtract(Z2, P2, out=b)                             # d2, exact
+    np.matmul(P1, Z1, out=a)                               # d1 = z1 - p1, exact
+    np.matmul(P2, Z2, out=b)                               # d2 = z2 - p2, exact
     np.add(a, b, out=s)
     np.subtract(s, a, out=a)                               # s - d1, exact
     np.subtract(b, a, out=b)                               # e = d2 - (s - d1)
-    np.subtract(Z3, P3, out=a)                             # d3, rounded
+    np.matmul(P3, Z3, out=a)                               # d3 = z3 - p3, rounded
     b += a                                                 # v = e + d3, rounded
     np.add(s, b, out=dh)
     np.subtract(dh, s, out=a)
@@ -342,8 +357,8 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
-    tau = _pow2_at_least(up((1 + 4 * U) * Tk))             # per root, >= |q0| >= its parts
-    tmin, tmax = float(tau.min()), float(tau.max())
+    tau = float(_pow2_at_least(np.array(up((1 + 4 * U) * Tmax))))  # per block
+    tmin = tmax = tau
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
     if not up(2 * (1 + 3 * U) * rho) <= 2.0 ** (-2 * beta - 4):   # |delta| <= tau 2^(-2 beta - 4)
@@ -372,13 +387,11 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     k2 = 2 * W.K
     np.matmul(W.F4l, left(3), out=out.C5[:k2, cols])       # rounded: (a4 + al) q0
     np.matmul(W.F123, left(4), out=out.C5[k2:, cols])      # rounded: a123 (q4 + delta2)
-    # the terms' share of the radius, per unit of T: rad a (c_w + c_alpha) + c_alpha |a| + the
-    # rounding of the product with q0 + the omitted delta (a4 + al) (Lemma 12.2, 12.4)
-    cw = up((1 + 4 * U) * (1 + 1.01 * rho))                # |q^| <= cw T
-    G = up(W.rad_a * up(cw + calpha))
-    G = up(G + up(calpha * W.abs_a))
-    G = up(G + up(up(up((gam + U) * 1.4143 * (1 + 4 * U)) + up((1 + 9 * U) * rho)) * W.a4l_1))
-    np.matmul(G.T, T, out=out.GT[:, cols])
+    # the weights against T and v; the block's constants for the radius (Lemma 12.2, 12.4)
+    np.matmul(W.GT, T, out=out.GT[:, cols])
     np.matmul(W.Gv, v, out=out.Gv[:, cols])                # sums of v times (|a| + rad a)
     out.tau[cols] = tau
+    out.cw[cols] = up((1 + 4 * U) * (1 + 1.01 * rho))      # |q^| <= cw T
+    out.calpha[cols] = calpha
+    out.rho[cols] = up((1 + 9 * U) * rho)
     return sep

@@ -300,9 +300,11 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     t, f = w.t, w.f
     sq = np.multiply(dh, dh, out=t)
     v = np.add(sq[0], sq[1], out=w.v)                      # |dh|^2, rounded
-    if not float(v.min()) >= 2.0 ** -798:                  # NaN fails too
+    vmin = float(v.min())
+    if not vmin >= 2.0 ** -798:                            # NaN fails too
         raise RangeError("a pole lies too close to a root for double-double disks")
     np.divide(1.0, v, out=v)
+    Tmax = math.sqrt(1.0 / vmin)                           # = max T: both roundings are monotone
     L = w.L
     q0 = np.multiply(dh, v, out=L[3])                      # [q0r, q0i]: q0 = q0r - i q0i
     T = np.sqrt(v, out=w.T)
@@ -343,8 +345,6 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.multiply(q0[0], im, out=d[1])
     np.multiply(q0[1], rre, out=s)
     d[1] += s
-    Tk = T.max(axis=0)                                     # per root
-    Tmax = float(Tk.max())
     # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
     cbeta = up((1 + 5.2 * U) * R0)
     # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair
@@ -353,11 +353,12 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
         raise RangeError("a pole lies too close to a root for double-double disks")
     calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 18.3 * U * U)))
     calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
-    sep = float(np.nextafter(np.nextafter((1 - 4 * U) / Tmax, -np.inf) - R0, -np.inf))
+    sep = math.nextafter(math.nextafter((1 - 4 * U) / Tmax, -math.inf) - R0, -math.inf)
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)
-    tau = float(_pow2_at_least(np.array(up((1 + 4 * U) * Tmax))))  # per block
+    fr, ex = math.frexp(up((1 + 4 * U) * Tmax))
+    tau = math.ldexp(1.0, ex - (fr == 0.5))                # per block: the least power of two >= (1 + 4u) Tmax
     tmin = tmax = tau
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")

@@ -87,12 +87,14 @@ class _Weights:
         rank1 = up(rank1 + up(2.01 * 2.0 ** (-3 * beta) * one(r123, i123)))
         self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
         self.sum_a1 = np.sum(up(up(one(a.rh, a.ih) + one(a.rl, a.il)) + a.rad), axis=0)   # per set
-        #: the left factors of the radius sums against T, rows (rad a | |a| + rad a | c4 |a4 + al|_1 |
-        #: |a4 + al|_1), and against v, rows |a| + rad a (sets' rows first; Lemma 12.4)
+        #: the left factor of the radius sums against [T; v]: rows (rad a | |a| + rad a | c4 |a4 + al|_1
+        #: | |a4 + al|_1) against T, then |a| + rad a against v (sets' rows first; Lemma 12.4)
         ar = up(a.abs_upper() + a.rad)                                             # >= |a| + rad a over the disk
         c4 = up((gam + U) * 1.4143 * (1 + 4 * U))
-        self.GT = np.ascontiguousarray(np.hstack([a.rad, ar, up(c4 * a4l_1), a4l_1]).T)
-        self.Gv = np.ascontiguousarray(ar.T)
+        G = np.zeros((5 * K, 2 * n))                                               # [T; v] as one right factor
+        G[:4 * K, :n] = np.hstack([a.rad, ar, up(c4 * a4l_1), a4l_1]).T
+        G[4 * K:, n:] = ar.T
+        self.G = G
 
 
 def _slices(w: np.ndarray, scale: np.ndarray, beta: int) -> tuple:
@@ -189,7 +191,7 @@ class _Out:
     def __init__(self, K: int, M: int):
         self.C1, self.C2 = np.empty((6 * K, M)), np.empty((6 * K, M))
         self.C3, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M))
-        self.GT, self.Gv = np.empty((4 * K, M)), np.empty((K, M))
+        self.G = np.empty((5 * K, M))
         self.tau, self.cw, self.calpha, self.rho = np.empty(M), np.empty(M), np.empty(M), np.empty(M)
 
 
@@ -207,10 +209,10 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
     # the weights against T with the blocks' constants (Lemma 12.2, 12.4): rad a (c_w + c_alpha)
     # + c_alpha |a| + the rounding of the product with q0 + the omitted delta (a4 + al)
-    S = [sum_upper(o.GT[i * K:(i + 1) * K], n) for i in range(4)]
+    S = [sum_upper(o.G[i * K:(i + 1) * K], 2 * n) for i in range(4)]
     rad = up(up(o.cw * S[0]) + up(o.calpha * S[1]))
     rad = up(rad + up(S[2] + up(o.rho * S[3])))
-    Rv = up(R0 * sum_upper(o.Gv, n))                       # sum_j R_d' v_kj (|a_j| + rad)
+    Rv = up(R0 * sum_upper(o.G[4 * K:], 2 * n))            # sum_j R_d' v_kj (|a_j| + rad)
     rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
     rad = up(rad + up(up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]))
     rad = up(rad + up(terr[0::2] + terr[1::2]))
@@ -229,7 +231,9 @@ class _Work:
         self.d = np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
         self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
-        self.v, self.T, self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(6))
+        self.TV = np.empty((2, n, B))                      # [T; v]
+        self.T, self.v = self.TV
+        self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(4))
 
 
 def _sum_bound(xs: list) -> tuple[np.ndarray, np.ndarray]:
@@ -389,8 +393,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.matmul(W.F4l, left(3), out=out.C5[:k2, cols])       # rounded: (a4 + al) q0
     np.matmul(W.F123, left(4), out=out.C5[k2:, cols])      # rounded: a123 (q4 + delta2)
     # the weights against T and v; the block's constants for the radius (Lemma 12.2, 12.4)
-    np.matmul(W.GT, T, out=out.GT[:, cols])
-    np.matmul(W.Gv, v, out=out.Gv[:, cols])                # sums of v times (|a| + rad a)
+    np.matmul(W.G, w.TV.reshape(2 * n, B), out=out.G[:, cols])   # the sums against T and v
     out.tau[cols] = tau
     out.cw[cols] = up((1 + 4 * U) * (1 + 1.01 * rho))      # |q^| <= cw T
     out.calpha[cols] = calpha

@@ -22,167 +22,12 @@ from functools import lru_cache
 
 import numpy as np
 
+from .dd_kernels import (TINY, _bound_terms, _cmul, _cmul_bound, _csquare, _finish, _moduli,  # noqa: F401
+                         _modulus_upper, _real_add, add_pairs, mul_pairs, split, two_prod, two_sum)
 from .midrad import U, RangeError, up
 
 #: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
 BIG = 2.0 ** 500
-#: Veltkamp's splitting constant for 53-bit floats
-_SPLIT = 134217729.0  # 2^27 + 1
-#: below this |fl(a b)| Dekker's product may not be exact; the error term is dropped then
-_TP_MIN = 2.0 ** -900
-#: an absolute allowance per real operation for underflow (>= 2^-950 + a few 2^-1075)
-TINY = 2.0 ** -940
-
-
-def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; no overflow)."""
-    s = np.add(a, b)
-    bb = s - a
-    if not isinstance(bb, np.ndarray):                 # scalars: no buffers to reuse
-        return s, (a - (s - bb)) + (b - bb)
-    e = s - bb
-    np.subtract(a, e, out=e)                           # a - (s - bb)
-    np.subtract(b, bb, out=bb)
-    e += bb                                            # the same operations, fewer temporaries
-    return s, e
-
-
-def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Veltkamp's split a = ah + al exactly, ah and al of at most 26 significant bits
-    (|a| < 2^996)."""
-    ah = np.multiply(a, _SPLIT)                        # c
-    if not isinstance(ah, np.ndarray):
-        ah = ah - (ah - a)
-        return ah, a - ah
-    al = ah - a
-    ah -= al                                           # c - (c - a)
-    np.subtract(a, ah, out=al)
-    return ah, al
-
-
-def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(p, e) with p = fl(a b) and |a b - p - e| <= 2^-950: Dekker's product, exact when
-    |p| >= 2^-900 (|a|, |b| <= 2^500); below that e is set to 0."""
-    p = a * b
-    ah, al = split(a)
-    bh, bl = split(b)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    return p, np.where(np.abs(p) >= _TP_MIN, e, 0.0)
-
-
-def _real_add(xh, xl, yh, yl):
-    """x + y of real double-doubles: (zh, zl, err) with |x + y - zh - zl| <= err."""
-    sh, se = two_sum(xh, yh)
-    t = xl + yl
-    v = se + t
-    zh, zl = two_sum(sh, v)
-    return zh, zl, up(U * up(np.abs(t) + np.abs(v)))
-
-
-def _dekker_masked(aH, aL, bH, bL, p):
-    """Dekker's error of p = fl(a b) from the splits of a and b, set to 0 where |p| < 2^-900
-    (Lemma 1: then |a b - p - e| <= 2^-950; elsewhere exact)."""
-    if np.ndim(p) == 0:
-        e = ((aH * bH - p) + aH * bL + aL * bH) + aL * bL
-        return e * (abs(p) >= _TP_MIN)
-    e = np.multiply(aH, bH)
-    e -= p
-    t = aH * bL
-    e += t
-    e += np.multiply(aL, bH, out=t)
-    e += np.multiply(aL, bL, out=t)
-    e *= np.abs(p, out=t) >= _TP_MIN
-    return e
-
-
-#: the complex kernel's rounding per unit of Ah Bh and of Ah Bl + Al Bh (Lemma 3), rounded up
-_C_HH = up(8 * U * U * (1 + 2.0 ** -49))
-_C_CROSS = up(10 * U * (1 + 2.0 ** -50))
-
-
-def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil, bound: bool = True):
-    """x y of complex double-doubles, midpoints as pairs: (rh, rl, ih, il, err) with
-    |x y - (rh + rl) - i (ih + il)| <= err for any pairs (normalized or not): four Dekker
-    products, each part's two high products added by 2Sum, the rest (2Sum error, Dekker
-    errors, the high-times-low products) added in float64, a final 2Sum; the low-times-low
-    products dropped.  err a priori from Ah = |xrh| + |xih|, Al = |xrl| + |xil| and Bh, Bl
-    of y (proofs/double_double_filter.md, Lemma 3); err is None without ``bound``."""
-    args = np.broadcast_arrays(xrh, xrl, xih, xil, yrh, yrl, yih, yil)
-    if args[0].ndim == 0:                              # 0-d: as arrays of one element
-        return tuple(v if v is None else v.reshape(()) for v in _cmul(*(a.reshape(1) for a in args), bound=bound))
-    xrh, xrl, xih, xil, yrh, yrl, yih, yil = args
-    xrH, xrL = split(xrh)
-    xiH, xiL = split(xih)
-    yrH, yrL = split(yrh)
-    yiH, yiL = split(yih)
-    p1, p2, p3, p4 = xrh * yrh, xih * yih, xrh * yih, xih * yrh
-    e1, e2 = _dekker_masked(xrH, xrL, yrH, yrL, p1), _dekker_masked(xiH, xiL, yiH, yiL, p2)
-    e3, e4 = _dekker_masked(xrH, xrL, yiH, yiL, p3), _dekker_masked(xiH, xiL, yrH, yrL, p4)
-    np.negative(p2, out=p2)
-    s, g = two_sum(p1, p2)
-    e1 -= e2
-    c, t = xrh * yrl, xrl * yrh
-    c += t
-    t2 = np.multiply(xih, yil, out=e2)
-    t2 += np.multiply(xil, yih, out=t)
-    c -= t2
-    e1 += c
-    g += e1                                            # g + ((e1 - e2) + ((. + .) - (. + .)))
-    rh, rl = two_sum(s, g)
-    s, g = two_sum(p3, p4)
-    e3 += e4
-    np.multiply(xrh, yil, out=c)
-    c += np.multiply(xrl, yih, out=t)
-    np.multiply(xih, yrl, out=t2)
-    t2 += np.multiply(xil, yrh, out=t)
-    c += t2
-    e3 += c
-    g += e3
-    ih, il = two_sum(s, g)
-    return rh, rl, ih, il, (_cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil) if bound else None)
-
-
-def _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
-    """Lemma 3's bound: C_HH Ah Bh + C_CROSS (Ah Bl + Al Bh) + 2 Al Bl + TINY, rounded up."""
-    Ah, Al = up(np.abs(xrh) + np.abs(xih)), up(np.abs(xrl) + np.abs(xil))
-    Bh, Bl = up(np.abs(yrh) + np.abs(yih)), up(np.abs(yrl) + np.abs(yil))
-    err = up(up(up(_C_HH * Ah) * Bh) + up(_C_CROSS * up(up(Ah * Bl) + up(Al * Bh))))
-    return up(up(err + up(2 * (Al * Bl))) + TINY)
-
-
-def _csquare(xrh, xrl, xih, xil):
-    """x x as ``_cmul(x, x)``'s pairs with three Dekker products: Re by the same steps with
-    the two high-times-low products of each part equal (2 fl(xrh xrl) - 2 fl(xih xil), the
-    doubling exact), Im = 2 (xrh xih + the rest) with the doubling exact.  Its error is at
-    most ``_cmul_bound(x, x)`` (Lemma 3)."""
-    xrH, xrL = split(xrh)
-    xiH, xiL = split(xih)
-    p1, p2, p3 = xrh * xrh, xih * xih, xrh * xih
-    e1, e2 = _dekker_masked(xrH, xrL, xrH, xrL, p1), _dekker_masked(xiH, xiL, xiH, xiL, p2)
-    e3 = _dekker_masked(xrH, xrL, xiH, xiL, p3)
-    s, g = two_sum(p1, -p2)
-    t = g + ((e1 - e2) + 2 * (xrh * xrl - xih * xil))
-    rh, rl = two_sum(s, t)
-    ih, il = two_sum(p3, e3 + (xrh * xil + xrl * xih))
-    return rh, rl, 2 * ih, 2 * il, _cmul_bound(xrh, xrl, xih, xil, xrh, xrl, xih, xil)
-
-
-def mul_pairs(xh, xl, yh, yl):
-    """x y of real double-doubles, midpoint only (Lemma 3's real pair product; a 2Sum
-    pair, so |zl| <= u |zh|).  For normalized operands (|xl| <= u |xh|, |yl| <= u |yh|)
-    |x y - zh - zl| <= 8.1 u^2 |xh| |yh| + 2^-949 and |zh| <= 1.001 |xh| |yh|
-    (proofs/double_double_filter.md, Lemma 8)."""
-    p, e = two_prod(xh, yh)
-    return two_sum(p, e + (xh * yl + xl * yh))
-
-
-def add_pairs(xh, xl, yh, yl):
-    """x + y of real double-doubles, midpoint only: the (zh, zl) of ``_real_add``.  For
-    normalized operands |x + y - zh - zl| <= 3.1 u^2 (|xh| + |yh|) (Lemma 8)."""
-    sh, se = two_sum(xh, yh)
-    return two_sum(sh, se + (xl + yl))
-
-
 def _abs1(h: np.ndarray, l: np.ndarray) -> np.ndarray:
     """An upper bound of |h + l|."""
     return up(np.abs(h) + np.abs(l))
@@ -249,17 +94,7 @@ class DD:
         """An upper bound of |mid|: sqrt(A^2 + B^2) for A = |rh| + |rl|, B = |ih| + |il| (no
         sqrt(2) lost, which compounds over chains of products), from its rounded value w by
         fl(fl(w (1 + 2^-50)) + 2^-535) (proofs/double_double_filter.md, section 3)."""
-        a = np.abs(self.rh)                            # in place where these are arrays
-        a += np.abs(self.rl)
-        b = np.abs(self.ih)
-        b += np.abs(self.il)
-        a *= a
-        b *= b
-        a += b
-        a = np.sqrt(a)
-        a *= 1.0 + 2.0 ** -50
-        a += 2.0 ** -535
-        return a
+        return _modulus_upper(_moduli(self.rh, self.rl, self.ih, self.il))
 
     def _make(self, rh, rl, ih, il, rad) -> "DD":
         _check(rh, ih, rad)  # |lo| <= u |hi| after two_sum, so the low parts are in range too
@@ -281,21 +116,29 @@ class DD:
 
     def mul(self, other: "DD") -> "DD":
         """(ar + i ai)(br + i bi): the midpoints by the complex pair kernel ``_cmul`` with its
-        a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y."""
-        rh, rl, ih, il, err = _cmul(self.rh, self.rl, self.ih, self.il, other.rh, other.rl, other.ih, other.il)
-        aa, bb = self.mid_abs(), other.mid_abs()
-        prop = up(up(aa * other.rad) + up(self.rad * bb))
-        prop = up(prop + up(self.rad * other.rad))
-        return self._make(rh, rl, ih, il, up(err + prop))
+        a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y; the
+        error and the radii's terms summed in floating point, then ``_finish`` (Lemma 4)."""
+        rh, rl, ih, il, _ = _cmul(self.rh, self.rl, self.ih, self.il, other.rh, other.rl, other.ih, other.il,
+                                  bound=False)
+        xa, ya = _moduli(self.rh, self.rl, self.ih, self.il), _moduli(other.rh, other.rl, other.ih, other.il)
+        t = _bound_terms(xa, ya)
+        t += _modulus_upper(xa) * other.rad
+        t += self.rad * _modulus_upper(ya)
+        t += self.rad * other.rad
+        return self._make(rh, rl, ih, il, _finish(t))
 
     def square(self) -> "DD":
         """x x: ``mul(x, x)`` with three real Dekker products (``_csquare``), its midpoint
-        error bounded as mul's; the radius by |x^2 - m^2| <= 2 |m| rad + rad^2
-        (proofs/double_double_filter.md, Lemmas 3 and 4)."""
-        rh, rl, ih, il, err = _csquare(self.rh, self.rl, self.ih, self.il)
-        aa = self.mid_abs()
-        prop = up(up(2 * up(aa * self.rad)) + up(self.rad * self.rad))
-        return self._make(rh, rl, ih, il, up(err + prop))
+        error bounded as mul's; the radius by |x^2 - m^2| <= 2 |m| rad + rad^2, computed as
+        mul(x, x)'s (proofs/double_double_filter.md, Lemmas 3 and 4)."""
+        rh, rl, ih, il, _ = _csquare(self.rh, self.rl, self.ih, self.il)
+        xa = _moduli(self.rh, self.rl, self.ih, self.il)
+        t = _bound_terms(xa, xa)                       # mul(x, x)'s radius, operation for operation
+        aa = _modulus_upper(xa)
+        t += aa * self.rad
+        t += self.rad * aa
+        t += self.rad * self.rad
+        return self._make(rh, rl, ih, il, _finish(t))
 
     def scale(self, c: float) -> "DD":
         """Multiplication by an exact power of two c <= 1 (exact unless it underflows)."""

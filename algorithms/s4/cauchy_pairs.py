@@ -342,13 +342,11 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.subtract(t[0], t[1], out=s)
     im += s
     rho = up(max(float(rre.max()), -float(rre.min())) + max(float(im.max()), -float(im.min())))  # >= |r^|
-    d = w.d                                                # delta = q0 r^ in q0's layout
-    np.multiply(q0[0], rre, out=d[0])
-    np.multiply(q0[1], im, out=s)
-    d[0] -= s
-    np.multiply(q0[0], im, out=d[1])
-    np.multiply(q0[1], rre, out=s)
-    d[1] += s
+    d = w.d                                                # delta = q0 r^ in q0's layout:
+    np.multiply(q0, rre, out=d)                            # [q0r rre - q0i im, q0r im + q0i rre]
+    np.multiply(q0, im, out=t)
+    d[0] -= t[1]
+    d[1] += t[0]
     # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
     cbeta = up((1 + 5.2 * U) * R0)
     # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair

@@ -5,10 +5,10 @@ roots, poles and weights given as double-double disks (``arith.double_double.DD`
 the sums returned as double-double disks.  Per block of roots, with the (component,
 pole, root) arrays of the block's pairs (``proofs/double_double_filter.md``, section 6):
 
-1. d = dh + dl, the difference as a normalized pair: the roots and poles are cut once
-   into three parts on two common grids, so that the differences of the first two parts
-   are exact and one Fast2Sum joins them; the third parts' difference and a second
-   Fast2Sum end it (Lemma 10);
+1. d = dh + dl, the difference as a pair: the roots and poles are cut once into three
+   parts on two common grids, so that the differences of the first two parts are exact
+   and one Fast2Sum joins them; its error and the third parts' difference make the low
+   part (Lemma 10);
 2. q0, a float64 inverse of dh (any value would do), the residual r = 1 - (dh + dl) q0
    from Dekker's exact products and 2Sum, and delta = q0 r, so that q0 + delta is within
    about u^2 |q0| of 1/d (Lemma 11);
@@ -174,7 +174,7 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     work = _Work(Bk, n)
     for s in range(0, M, Bk):
         e = min(M, s + Bk)
-        sep = min(sep, _block(work, out, slice(s, e), tuple(z[..., s:e] for z in Zp), Pp, W, beta, R0, gam))
+        sep = min(sep, _block(work, out, slice(s, e), tuple(z[..., s:e] for z in Zp), Pp, W, beta, R0, gam, g2))
     h, l, rad = _assemble(out, W, n, K, gam, R0)
     res = [DD(h[2 * c], l[2 * c], h[2 * c + 1], l[2 * c + 1], rad[c]) for c in range(K)]
     for x in res:
@@ -273,33 +273,30 @@ def _dekker(xH, xL, yH, yL, p, e, t):
 
 
 def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
-    """d = z - mu for the block's pairs as the normalized pair (dh, dl) (Lemma 10): d1 = z1 -
-    p1 and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3), Fast2Sum
-    of s + v."""
+    """d = z - mu for the block's pairs as the pair (dh, dl) = (s, v) (Lemma 10): d1 = z1 - p1
+    and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3); per component
+    |v| <= (1 + u)(u |s| + g2)."""
     (Z1, Z2, Z3), (P1, P2, P3) = Zp, Pp
-    a, b, s, dh, dl = w.p, w.f, w.t, w.dh, w.dl
+    a, b, dh, dl = w.p, w.f, w.dh, w.dl
     np.matmul(P1, Z1, out=a)                               # d1 = z1 - p1, exact
     np.matmul(P2, Z2, out=b)                               # d2 = z2 - p2, exact
-    np.add(a, b, out=s)
-    np.subtract(s, a, out=a)                               # s - d1, exact
-    np.subtract(b, a, out=b)                               # e = d2 - (s - d1)
+    np.add(a, b, out=dh)                                   # s
+    np.subtract(dh, a, out=a)                              # s - d1, exact
+    np.subtract(b, a, out=dl)                              # e = d2 - (s - d1)
     np.matmul(P3, Z3, out=a)                               # d3 = z3 - p3, rounded
-    b += a                                                 # v = e + d3, rounded
-    np.add(s, b, out=dh)
-    np.subtract(dh, s, out=a)
-    np.subtract(b, a, out=dl)                              # v - (dh - s)
+    dl += a                                                # v = e + d3, rounded
     return dh, dl
 
 
 def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights, beta: int,
-           R0: float, gam: float) -> float:
+           R0: float, gam: float, g2: float) -> float:
     """One block of roots (the columns ``cols`` of ``out``): the exact and rounded
     products and the radius ingredients at its roots; returns its separation bound.  The
     block's arrays are (component, pole, root)."""
     B, n = Zp[0].shape[2], W.n
     if B != w.dh.shape[2]:
         w = _Work(B, n)
-    # 1. d = dh + dl, a normalized pair (Lemma 10)
+    # 1. d = dh + dl, |dl| <= 1.43 u |dh| + 2.01 g2 (Lemma 10)
     dh, dl = _differences(w, Zp, Pp)
     t, f = w.t, w.f
     sq = np.multiply(dh, dh, out=t)
@@ -347,15 +344,17 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.multiply(q0, im, out=t)
     d[0] -= t[1]
     d[1] += t[0]
-    # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10)
+    # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10); |dl| |q0| <=
+    # 1.43 u |dh q0| + lam_g, and lam_g's share of the residual's rounding (Lemma 11.3)
     cbeta = up((1 + 5.2 * U) * R0)
+    eg = up(up(8 * U * up(2.02 * g2)) * Tmax)
     # the bounds of Lemma 11: |1/d - (q0 + delta)| <= c_alpha T + c_beta v per pair
-    rho1 = up(up(up(up((1 + 7.03 * U) * rho) + 18.3 * U * U) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
+    rho1 = up(up(up(up((1 + 7.03 * U) * rho) + up(18.3 * U * U + eg)) + up(cbeta * up((1 + 4 * U) * Tmax))) + 2.0 ** -947)
     if not rho1 <= RHO_MAX:
         raise RangeError("a pole lies too close to a root for double-double disks")
-    calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + 18.3 * U * U)))
+    calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + up(18.3 * U * U + eg))))
     calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
-    sep = math.nextafter(math.nextafter((1 - 4 * U) / Tmax, -math.inf) - R0, -math.inf)
+    sep = math.nextafter(math.nextafter((1 - 4.1 * U) / Tmax, -math.inf) - up(R0 + 2.01 * g2), -math.inf)
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
     # 3. the sums: exact products of the leading slices, the rest rounded (Lemma 12)

@@ -159,9 +159,10 @@ def _exact(x) -> "Fraction":
 @given(st.integers(0, 2 ** 32 - 1))
 def test_three_parts_and_differences(seed):
     """Lemma 10 in exact rationals: the three parts lie on their grids with |x3| <= g2/2 and
-    represent h + l within 0.7 u g2 + 2^-200; the differences' pairs are normalized and
-    within R_0 - rad + 1.45 u^2 |dh| of the differences of the represented values (high
-    parts equal, components equal, tiny and large low parts, the root 1 at |h| = S/2)."""
+    represent h + l within 0.7 u g2 + 2^-200; the differences' high parts lie on the grid g2,
+    their low parts within (1 + u)(u |dh| + g2), and the pairs within R_0 - rad + 1.45 u^2 |dh|
+    of the differences of the represented values (high parts equal, components equal, tiny
+    and large low parts, the root 1 at |h| = S/2)."""
     from fractions import Fraction
     g = np.random.default_rng(seed)
     u = Fraction(1, 2 ** 53)
@@ -192,5 +193,5 @@ def test_three_parts_and_differences(seed):
                 zc = sum(_exact(parts[c][i][k]) for i in range(3))
                 pc = sum(_exact(parts[2 + c][i][j]) for i in range(3))
                 h, l = _exact(dh[c, j, k]), _exact(dl[c, j, k])
-                assert abs(l) <= u * abs(h)
+                assert (h / g2).denominator == 1 and abs(l) <= (1 + u) * (u * abs(h) + g2)
                 assert abs(zc - pc - h - l) <= 3 * u * g2 + Fraction(101, 100) * u * u * abs(h)

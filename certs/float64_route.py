@@ -89,10 +89,14 @@ def _worst(radii: np.ndarray) -> float:
     return float(np.max(radii)) if len(radii) else 0.0
 
 
-def _run(name: str, model, step, L, eps: Fraction, ct, exceptional) -> tuple[Any, str, float | None]:
-    """One disk route on a given C~: (result or None, why not, its largest radius or None)."""
+def _run(name: str, model, step, L, eps: Fraction, ct, exceptional,
+         decide_g: bool = True) -> tuple[Any, str, float | None]:
+    """One disk route on a given C~: (result or None, why not, its largest radius or None).
+    ``decide_g``: the float64 route also decides G's invertibility from its set-up (only
+    wanted when C~ was supplied)."""
     if name == "float64":
-        res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
+        res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC,
+                                   decide_g=decide_g)
         radii = res.value[1] if res.ok else None
     else:
         res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
@@ -161,7 +165,7 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
             tried.append(f"double-double: skipped (float64 radius {radius64:.3g}; eps far below its reach)")
             continue
         progress(f"filter on {name} disks")
-        res, why, worst = _run(name, model, step, L, eps, ct, exceptional)
+        res, why, worst = _run(name, model, step, L, eps, ct, exceptional, decide_g=c_tilde is not None)
         if res is not None:
             return res, t_ct, tried
         tried.append(f"{name}: {why}")

@@ -167,13 +167,16 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     g_checked = c_tilde is None
 
     def check_g() -> None:
-        if not g_checked and (why_g := routing.g_not_invertible(model, step, exact)):
+        nonlocal g_checked
+        if g_checked:
+            return
+        if why_g := routing.g_not_invertible(model, step, exact):
             raise CertificationError(why_g)
+        g_checked = True
 
     disk_first = mode == "ball" and arithmetic != "ball" and cauchy in ("auto", "direct")
     if not disk_first:
         check_g()
-        g_checked = True
 
     env = fpenv.probe()  # the float64 routes' proofs assume round-to-nearest with subnormals
     if disk_first and not env.ok:

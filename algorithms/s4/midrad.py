@@ -335,7 +335,7 @@ def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple
 
 def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                          exceptional: list[int] | None = None, prec: int = 128,
-                         quotient: bool = True) -> Result:
+                         quotient: bool = True, decide_g: bool = True) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
     ``BallField(prec)``.  ``info`` holds ``M``, ``exceptional``, the Cauchy route and
     the constants' ingredients: ``b`` and ``w`` (upper), ``d`` (lower), ``A_wt`` (upper,
@@ -350,7 +350,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     (``midrad_quotient``: rank one, no exceptional index, distinct poles, and
     ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then x - beta u W^-1 v);
     ``"g_invertible"``: True when the set-up certifies G = I - (step/2) A invertible
-    (``correction.g_certainly_invertible``; False: not decided here).
+    (``correction.g_certainly_invertible``, asked with ``decide_g``; False: not decided here).
     Statuses: ``undecided`` (``info["reason"]``), and the set-up's (``filter.setup``).
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
@@ -364,8 +364,10 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
         return su
     L, M, F, st = su.value
     r = model.r
-    with ctx.workprec(prec):
-        g_ok = correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
+    g_ok = False
+    if decide_g:
+        with ctx.workprec(prec):
+            g_ok = correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
     try:
         Z = roots_of_unity(M)
         keys = list(st.weights)

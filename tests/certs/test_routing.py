@@ -356,6 +356,24 @@ def test_singular_g_is_refused_with_or_without_c_tilde(c_tilde):
         certify_kernel(SINGULAR_G, 0.5, 8, 1e-10, c_tilde=c_tilde)
 
 
+# G singular with D invertible (W(0) singular, proofs/ball_mode.md Lemma G), so the disk
+# routes' set-up check meets it: with an exceptional index (r = 1), and at r = 2
+W0_SINGULAR = [DPLR([-1, -4, -2 + 1j], [-6.25, 2, 0], [1, 1, 1], [1, -1, 0.5], Q=[1, 1, 1]),
+               DPLR([-1, -4, -3], [[0, 5], [8, 0], [0, 0]], [1, 2, 3], [1, 1, 1], Q=[[1, 0], [0, 1], [0, 0]])]
+
+
+@pytest.mark.parametrize("arithmetic", ["auto", "float64", "double-double", "ball"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_singular_g_at_w0_is_refused_on_every_route(which, arithmetic):
+    m = W0_SINGULAR[which]
+    with pytest.raises(CertificationError, match="singular-bilinear-matrix"):
+        certify_kernel(m, 0.5, 8, 1e-10, c_tilde=[1] * m.N, arithmetic=arithmetic, counts=False)
+    # the same models with an invertible G certify on the float64 route, G decided by its set-up
+    ok = DPLR([-1, -4, -2 + 1j], [-6.0, 2, 0], [1, 1, 1], [1, -1, 0.5], Q=[1, 1, 1])
+    ck = certify_kernel(ok, 0.5, 8, 1e-10, c_tilde=[1] * ok.N, arithmetic="float64", counts=False)
+    assert ck.status == "ok"
+
+
 def test_g_decided_for_ball_inputs_with_c_tilde():
     from s4cert.algorithms.models.hippo_dplr import dplr as hippo_dplr
     model = hippo_dplr("legs", 4)

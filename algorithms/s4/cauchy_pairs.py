@@ -87,13 +87,14 @@ class _Weights:
         rank1 = up(rank1 + up(2.01 * 2.0 ** (-3 * beta) * one(r123, i123)))
         self.rank1 = sum_upper(np.sum(rank1, axis=0), n)                           # per set, times tau
         self.sum_a1 = np.sum(up(up(one(a.rh, a.ih) + one(a.rl, a.il)) + a.rad), axis=0)   # per set
-        #: the left factor of the radius sums against [T; v]: rows (rad a | |a| + rad a | c4 |a4 + al|_1
-        #: | |a4 + al|_1) against T, then |a| + rad a against v (sets' rows first; Lemma 12.4)
+        #: the left factor of the radius sums against [T; v]: rows (rad a | |a| + rad a | |a4 + al|_1)
+        #: against T, then |a| + rad a against v (sets' rows first; Lemma 12.4); c4 the rounding's
+        #: coefficient of the product with q0 per unit of T |a4 + al|_1
         ar = up(a.abs_upper() + a.rad)                                             # >= |a| + rad a over the disk
-        c4 = up((gam + U) * 1.4143 * (1 + 4 * U))
-        G = np.zeros((5 * K, 2 * n))                                               # [T; v] as one right factor
-        G[:4 * K, :n] = np.hstack([a.rad, ar, up(c4 * a4l_1), a4l_1]).T
-        G[4 * K:, n:] = ar.T
+        self.c4 = up((gam + U) * 1.4143 * (1 + 4 * U))
+        G = np.zeros((4 * K, 2 * n))                                               # [T; v] as one right factor
+        G[:3 * K, :n] = np.hstack([a.rad, ar, a4l_1]).T
+        G[3 * K:, n:] = ar.T
         self.G = G
 
 
@@ -191,7 +192,7 @@ class _Out:
     def __init__(self, K: int, M: int):
         self.C1, self.C2 = np.empty((6 * K, M)), np.empty((6 * K, M))
         self.C3, self.C5 = np.empty((4 * K, M)), np.empty((4 * K, M))
-        self.G = np.empty((5 * K, M))
+        self.G = np.empty((4 * K, M))
         self.tau, self.cw, self.calpha, self.rho = np.empty(M), np.empty(M), np.empty(M), np.empty(M)
 
 
@@ -209,10 +210,10 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
     # the weights against T with the blocks' constants (Lemma 12.2, 12.4): rad a (c_w + c_alpha)
     # + c_alpha |a| + the rounding of the product with q0 + the omitted delta (a4 + al)
-    S = [sum_upper(o.G[i * K:(i + 1) * K], 2 * n) for i in range(4)]
+    S = [sum_upper(o.G[i * K:(i + 1) * K], 2 * n) for i in range(3)]
     rad = up(up(o.cw * S[0]) + up(o.calpha * S[1]))
-    rad = up(rad + up(S[2] + up(o.rho * S[3])))
-    Rv = up(R0 * sum_upper(o.G[4 * K:], 2 * n))            # sum_j R_d' v_kj (|a_j| + rad)
+    rad = up(rad + up(up(W.c4 + o.rho) * S[2]))
+    Rv = up(R0 * sum_upper(o.G[3 * K:], 2 * n))            # sum_j R_d' v_kj (|a_j| + rad)
     rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
     rad = up(rad + up(up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]))
     rad = up(rad + up(terr[0::2] + terr[1::2]))

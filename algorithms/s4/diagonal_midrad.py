@@ -173,13 +173,15 @@ def table_step(L: int) -> int:
 
 
 def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
-                       factor: int = 2) -> tuple[np.ndarray, np.ndarray]:
+                       factor: int = 2, rows: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``factor * Re sum_n W S z^l`` for ``0 <= l < L`` as float64 disks (see the module).
 
     ``W``, ``S``: disks of shape (batch, n); ``power(e)``: disks of ``z^e`` of the same
     shape, asked for ``e = 2^h`` and ``e = T 2^h`` (:func:`table_step`).  Raises
     ``arith.midrad.RangeError`` or ``ArithmeticError`` when a disk leaves the range its
-    bounds hold in.  Lemma D4 (proofs/diagonal_kernels.md) bounds the radius.
+    bounds hold in.  Lemma D4 (proofs/diagonal_kernels.md) bounds the radius.  A dict passed
+    as ``rows`` receives, per row, whether its sum is finite (``"finite"``) and its largest
+    radius (``"max_rad"``), from the one sum the finiteness check takes and the block radii.
     """
     if factor not in (1, 2):
         raise ValueError("factor must be 1 or 2")
@@ -220,8 +222,13 @@ def vandermonde_midrad(W: MR, S: MR, power: Callable[[int], MR], L: int,
     mid_l = Re.reshape(batch, T * blocks)[:, :L]
     rad_l = np.broadcast_to(rad[:, :, None], (batch, blocks, T)).reshape(batch, T * blocks)[:, :L]
     # a sum is finite only if every term is (the entrywise test runs only when it is not)
-    if not (np.isfinite(mid_l.sum()) and np.all(np.isfinite(rad))):
+    finite = np.isfinite(mid_l.sum(axis=1))
+    clean = bool(finite.all()) and bool(np.all(np.isfinite(rad)))
+    if not clean:
         rad_l = np.where(np.isfinite(mid_l) & np.isfinite(rad_l), rad_l, np.inf)
+    if rows is not None:   # every block has an entry below L, so the blocks' largest is the row's
+        rows["finite"] = finite
+        rows["max_rad"] = (np.max(rad, axis=1) if clean else np.max(rad_l, axis=1)) if L else np.zeros(batch)
     return mid_l, rad_l
 
 

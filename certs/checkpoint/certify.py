@@ -206,7 +206,8 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
 
 def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int):
     """Every kernel of ``heads`` at once on float64 disks: (mid, rad) of shape
-    (channels, len(heads), L), or None when the route cannot run (a status other than ok
+    (channels, len(heads), L) and, per kernel, (its largest radius, whether its midpoints'
+    sum is finite), or None when the route cannot run (a status other than ok
     in the terms, or a disk outside the range of its bounds, or a floating-point
     environment other than the one its bounds assume: ``arith.fpenv``).
 
@@ -226,13 +227,15 @@ def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int
             return None
         W, S, z, factor = t.value
         flat = lambda d: d.reshape(len(heads) * channels, shape[2])
-        mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor)
+        rows: dict = {}
+        mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor, rows)
     except (RangeError, ArithmeticError):
         return None
     # batch order is (head, channel): back to (channel, head, L)
     mid = mid.reshape(len(heads), channels, L).transpose(1, 0, 2)
     rad = rad.reshape(len(heads), channels, L).transpose(1, 0, 2)
-    return mid, rad
+    back = lambda a: a.reshape(len(heads), channels).T
+    return mid, rad, (back(rows["max_rad"]), back(rows["finite"]))
 
 
 def _parts(d: DD) -> tuple:
@@ -265,13 +268,13 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     accepted = np.zeros((channels, len(heads)), dtype=bool)
     if fast is not None and L > 0:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
-        fmid, frad = fast
+        fmid, frad, *rows = fast
         target = _targets(eps, fmid)
         with np.errstate(invalid="ignore", over="ignore"):
-            fmax = np.max(frad, axis=2)
             # a row's sum is finite only if every entry is (a finite row whose sum overflows
-            # is only sent to the other routes)
-            accepted = (fmax <= target) & np.isfinite(np.sum(fmid, axis=2))
+            # is only sent to the other routes); the diagonal pass reports both per row
+            fmax, finite = rows[0] if rows else (np.max(frad, axis=2), np.isfinite(np.sum(fmid, axis=2)))
+            accepted = (fmax <= target) & finite
         if accepted.all():  # the usual case: the pass's arrays themselves
             mid, rad = np.ascontiguousarray(fmid, dtype=np.float64), np.ascontiguousarray(frad, dtype=np.float64)
         else:

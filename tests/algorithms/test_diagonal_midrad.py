@@ -218,8 +218,12 @@ def test_vandermonde_sum_lemma_d4_with_tiny_and_zero_rows():
     zd = dd_point(z, 1e-26)
     Wd = MR(W, np.abs(W) * 1e-25)
     for factor in (1, 2):
-        mid, rad = vandermonde_midrad(Wd, S, dd_powers(zd), L, factor)
+        rows: dict = {}
+        mid, rad = vandermonde_midrad(Wd, S, dd_powers(zd), L, factor, rows)
         assert mid.shape == (3, L) and table_step(L) == 7
+        # the per-row summary is the rows' own largest radius and finiteness
+        assert np.array_equal(rows["max_rad"], np.max(rad, axis=1))
+        assert np.array_equal(rows["finite"], np.isfinite(mid.sum(axis=1)))
         with ctx.workprec(PREC):
             for b in range(3):
                 for corner in (1, -1j):           # the weights moved to their circles, the nodes to theirs

@@ -207,17 +207,20 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     h, l2 = two_sum(h, g4)
     tt, terr = _sum_bound([l1, l2, o.C2[2 * k2:], o.C3[k2:], o.C5[:k2], o.C5[k2:]])
     h, l = two_sum(h, tt)
-    # the radius: weights' radii and 1/d's error (Lemma 11), the rest's rounding (Lemma 12)
-    # the weights against T with the blocks' constants (Lemma 12.2, 12.4): rad a (c_w + c_alpha)
-    # + c_alpha |a| + the rounding of the product with q0 + the omitted delta (a4 + al)
-    S = [sum_upper(o.G[i * K:(i + 1) * K], 2 * n) for i in range(3)]
-    rad = up(up(o.cw * S[0]) + up(o.calpha * S[1]))
-    rad = up(rad + up(up(W.c4 + o.rho) * S[2]))
-    Rv = up(R0 * sum_upper(o.G[3 * K:], 2 * n))            # sum_j R_d' v_kj (|a_j| + rad)
-    rad = up(rad + up((1 + 5.2 * U) * (1 + 4 * U) * Rv))
-    rad = up(rad + up(up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]))
-    rad = up(rad + up(terr[0::2] + terr[1::2]))
-    rad = up(rad + up(up(n * 2.0 ** -1060) + up(2.0 ** -1070 * W.sum_a1)[:, None]))  # underflow allowances
+    # the radius (Lemma 12.4): the weights' radii and 1/d's error (Lemma 11) against T and v with
+    # the blocks' constants, the rank-one roundings, the tree's; summed in floating point (at most
+    # seven roundings per term), then one factor for those and for the sums' own rounding
+    # (computed sums of at most 2n nonnegative products), then the allowances
+    G = [o.G[i * K:(i + 1) * K] for i in range(4)]
+    cv = up(up((1 + 5.2 * U) * (1 + 4 * U)) * R0)
+    rad = o.cw * G[0]                                      # rad a (c_w + c_alpha) + c_alpha |a|
+    rad += o.calpha * G[1]
+    rad += up(W.c4 + o.rho) * G[2]                         # the product with q0, the omitted delta (a4 + al)
+    rad += cv * G[3]                                       # sum_j R_0 v_kj (|a_j| + rad)
+    rad += up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]
+    rad += terr[0::2] + terr[1::2]
+    rad *= 1.0 + (4 * n + 16) * U                          # exact: 1 + an even multiple of u
+    rad += up(up(up((2 + cv) * n * 2.0 ** -1070) + n * 2.0 ** -1059) + up(2.0 ** -1070 * W.sum_a1))[:, None]
     return h, l, rad
 
 

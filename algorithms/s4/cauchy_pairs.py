@@ -91,7 +91,7 @@ class _Weights:
         #: against T, then |a| + rad a against v (sets' rows first; Lemma 12.4); c4 the rounding's
         #: coefficient of the product with q0 per unit of T |a4 + al|_1
         ar = up(a.abs_upper() + a.rad)                                             # >= |a| + rad a over the disk
-        self.c4 = up((gam + U) * 1.4143 * (1 + 4 * U))
+        self.c4 = up((gam + 4.05 * U) * 1.4143 * (1 + 4 * U))
         G = np.zeros((4 * K, 2 * n))                                               # [T; v] as one right factor
         G[:3 * K, :n] = np.hstack([a.rad, ar, a4l_1]).T
         G[3 * K:, n:] = ar.T
@@ -205,8 +205,16 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     g4 += o.C3[:k2]
     h, l1 = two_sum(o.C1[:k2], g3)
     h, l2 = two_sum(h, g4)
-    tt, terr = _sum_bound([l1, l2, o.C2[2 * k2:], o.C3[k2:], o.C5[:k2], o.C5[k2:]])
+    # the errors and the rounded outputs by a tree of depth 3 (Lemma 12.3): its rounding is at most
+    # 3.01 u (|l1| + |l2| + the rounded outputs' magnitudes), those within the rank-one and q0 terms
+    tt = l1 + l2
+    t2 = o.C2[2 * k2:] + o.C3[k2:]
+    tt += t2
+    np.add(o.C5[:k2], o.C5[k2:], out=t2)
+    tt += t2
     h, l = two_sum(h, tt)
+    la = np.abs(l1, out=l1)
+    la += np.abs(l2, out=l2)
     # the radius (Lemma 12.4): the weights' radii and 1/d's error (Lemma 11) against T and v with
     # the blocks' constants, the rank-one roundings, the tree's; summed in floating point (at most
     # seven roundings per term), then one factor for those and for the sums' own rounding
@@ -217,8 +225,8 @@ def _assemble(o: _Out, W: _Weights, n: int, K: int, gam: float, R0: float) -> tu
     rad += o.calpha * G[1]
     rad += up(W.c4 + o.rho) * G[2]                         # the product with q0, the omitted delta (a4 + al)
     rad += cv * G[3]                                       # sum_j R_0 v_kj (|a_j| + rad)
-    rad += up((gam + 2 * U) * W.rank1)[:, None] * o.tau[None, :]
-    rad += terr[0::2] + terr[1::2]
+    rad += up((gam + 5.1 * U) * W.rank1)[:, None] * o.tau[None, :]
+    rad += 3.02 * U * (la[0::2] + la[1::2])
     rad *= 1.0 + (4 * n + 16) * U                          # exact: 1 + an even multiple of u
     rad += up(up(up((2 + cv) * n * 2.0 ** -1070) + n * 2.0 ** -1059) + up(2.0 ** -1070 * W.sum_a1))[:, None]
     return h, l, rad
@@ -238,22 +246,6 @@ class _Work:
         self.TV = np.empty((2, n, B))                      # [T; v]
         self.T, self.v = self.TV
         self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(4))
-
-
-def _sum_bound(xs: list) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of the arrays by a balanced tree of depth D, and a bound of its rounding:
-    every partial sum is at most sum |x| (1 + u)^D in magnitude, so the roundings add up
-    to at most D u (1 + u)^D sum |x| (Lemma 12.3)."""
-    count = len(xs)
-    total = np.abs(xs[0])
-    for x in xs[1:]:
-        total += np.abs(x)                                 # sum |x|, within (1 + u)^count of it
-    depth = 0
-    while len(xs) > 1:
-        xs = [xs[i] + xs[i + 1] for i in range(0, len(xs) - 1, 2)] + ([xs[-1]] if len(xs) % 2 else [])
-        depth += 1
-    c = up(depth * U * (1 + 2 * depth * U) * (1 + 2 * count * U))
-    return xs[0], up(c * total)
 
 
 def _split(x, h, l):

@@ -238,14 +238,14 @@ class _Work:
 
     def __init__(self, B: int, n: int):
         shape = (2, n, B)
-        self.dh, self.dl = np.empty(shape), np.empty(shape)
-        self.L = np.empty((5, 2, n, B))                    # [q1, q2, q3 + delta1, q0, q4 + delta2]
-        self.d = np.empty(shape)
+        self.dh, self.dl, self.q0 = np.empty(shape), np.empty(shape), np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
-        self.p, self.e, self.c, self.f, self.t = (np.empty(shape) for _ in range(5))
+        self.p, self.e, self.t, self.R = (np.empty(shape) for _ in range(4))   # R: [Re r, -Im r]
+        self.d = self.p                                    # delta, once the residual is formed
+        #: [q1, q2, q3 + delta1, q0, q4 + delta2], in the splits' buffers once the residual is formed
+        self.L = [self.dH, self.dL, self.qH, self.q0, self.qL]
         self.TV = np.empty((2, n, B))                      # [T; v]
         self.T, self.v = self.TV
-        self.rre, self.im, self.s, self.g = (np.empty((n, B)) for _ in range(4))
 
 
 def _split(x, h, l):
@@ -273,7 +273,7 @@ def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
     and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3); per component
     |v| <= (1 + u)(u |s| + g2)."""
     (Z1, Z2, Z3), (P1, P2, P3) = Zp, Pp
-    a, b, dh, dl = w.p, w.f, w.dh, w.dl
+    a, b, dh, dl = w.p, w.e, w.dh, w.dl
     np.matmul(P1, Z1, out=a)                               # d1 = z1 - p1, exact
     np.matmul(P2, Z2, out=b)                               # d2 = z2 - p2, exact
     np.add(a, b, out=dh)                                   # s
@@ -294,7 +294,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
         w = _Work(B, n)
     # 1. d = dh + dl, |dl| <= 1.43 u |dh| + 2.01 g2 (Lemma 10)
     dh, dl = _differences(w, Zp, Pp)
-    t, f = w.t, w.f
+    t = w.t
     sq = np.multiply(dh, dh, out=t)
     v = np.add(sq[0], sq[1], out=w.v)                      # |dh|^2, rounded
     vmin = float(v.min())
@@ -309,13 +309,10 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
     _split(dh, dH, dL)
     _split(q0, qH, qL)
-    p, e, c = w.p, w.e, w.c
+    p, e, (rre, im), (s, g) = w.p, w.e, w.R, t             # (few buffers: they stay in cache)
     np.multiply(dh, q0, out=p)                             # [dhr q0r, dhi q0i]
     _dekker(dH, dL, qH, qL, p, e, t)
-    np.multiply(dh[::-1], q0, out=c)                       # [dhi q0r, dhr q0i]
-    _dekker(dH[::-1], dL[::-1], qH, qL, c, f, t)
-    s, g, rre, im = w.s, w.g, w.rre, w.im                  # 2Sum of p1 + p2
-    np.add(p[0], p[1], out=s)
+    np.add(p[0], p[1], out=s)                              # 2Sum of p1 + p2
     np.subtract(s, p[0], out=rre)                          # bb
     np.subtract(s, rre, out=g)
     np.subtract(p[0], g, out=g)
@@ -328,8 +325,10 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.multiply(dl, q0, out=t)
     np.add(t[0], t[1], out=s)
     rre -= s
-    np.subtract(c[0], c[1], out=im)                        # Im(d q0) = -Im r
-    np.subtract(f[0], f[1], out=s)
+    np.multiply(dh[::-1], q0, out=p)                       # [dhi q0r, dhr q0i]
+    _dekker(dH[::-1], dL[::-1], qH, qL, p, e, t)
+    np.subtract(p[0], p[1], out=im)                        # Im(d q0) = -Im r
+    np.subtract(e[0], e[1], out=s)
     im += s
     np.multiply(dl[::-1], q0, out=t)
     np.subtract(t[0], t[1], out=s)

@@ -240,8 +240,8 @@ class _Work:
         shape = (2, n, B)
         self.dh, self.dl, self.q0 = np.empty(shape), np.empty(shape), np.empty(shape)
         self.dH, self.dL, self.qH, self.qL = (np.empty(shape) for _ in range(4))
-        self.p, self.e, self.t, self.R = (np.empty(shape) for _ in range(4))   # R: [Re r, -Im r]
-        self.d = self.p                                    # delta, once the residual is formed
+        self.p, self.e, self.t = (np.empty(shape) for _ in range(3))
+        self.d = self.e                                    # delta, once the residual is formed
         #: [q1, q2, q3 + delta1, q0, q4 + delta2], in the splits' buffers once the residual is formed
         self.L = [self.dH, self.dL, self.qH, self.q0, self.qL]
         self.TV = np.empty((2, n, B))                      # [T; v]
@@ -304,12 +304,11 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     Tmax = math.sqrt(1.0 / vmin)                           # = max T: both roundings are monotone
     L = w.L
     q0 = np.multiply(dh, v, out=L[3])                      # [q0r, q0i]: q0 = q0r - i q0i
-    T = np.sqrt(v, out=w.T)
     # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
     _split(dh, dH, dL)
     _split(q0, qH, qL)
-    p, e, (rre, im), (s, g) = w.p, w.e, w.R, t             # (few buffers: they stay in cache)
+    p, e, rre, (s, g) = w.p, w.e, w.T, t                   # (few buffers: they stay in cache; T later)
     np.multiply(dh, q0, out=p)                             # [dhr q0r, dhi q0i]
     _dekker(dH, dL, qH, qL, p, e, t)
     np.add(p[0], p[1], out=s)                              # 2Sum of p1 + p2
@@ -327,6 +326,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     rre -= s
     np.multiply(dh[::-1], q0, out=p)                       # [dhi q0r, dhr q0i]
     _dekker(dH[::-1], dL[::-1], qH, qL, p, e, t)
+    im = p[0]
     np.subtract(p[0], p[1], out=im)                        # Im(d q0) = -Im r
     np.subtract(e[0], e[1], out=s)
     im += s
@@ -339,6 +339,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     np.multiply(q0, im, out=t)
     d[0] -= t[1]
     d[1] += t[0]
+    T = np.sqrt(v, out=w.T)
     # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10); |dl| |q0| <=
     # 1.43 u |dh q0| + lam_g, and lam_g's share of the residual's rounding (Lemma 11.3)
     cbeta = up((1 + 5.2 * U) * R0)

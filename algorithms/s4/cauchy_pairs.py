@@ -135,10 +135,39 @@ def _factors(parts: list) -> tuple:
     """From the three parts of (Re z, Im z, Re mu, Im mu), the factors of the differences
     z_i - p_i as matrix products [-p_i 1] [1; z_i]: (2, 2, M) and (2, n, 2) per part (A2:
     each entry the sum of two exact products, so the one rounding of z_i - p_i, or none)."""
-    one_z, one_p = np.ones(len(parts[0][0])), np.ones(len(parts[2][0]))
-    Zp = tuple(np.stack([np.stack([one_z, parts[c][i]]) for c in (0, 1)]) for i in range(3))
-    Pp = tuple(np.stack([np.stack([-parts[2 + c][i], one_p], axis=1) for c in (0, 1)]) for i in range(3))
-    return Zp, Pp
+    return _z_factors(parts[:2]), _p_factors(parts[2:])
+
+
+def _z_factors(parts: list) -> tuple:
+    """[1; z_i] per part i, (2, 2, M), from the three parts of (Re z, Im z)."""
+    one = np.ones(len(parts[0][0]))
+    return tuple(np.stack([np.stack([one, parts[c][i]]) for c in (0, 1)]) for i in range(3))
+
+
+def _p_factors(parts: list) -> tuple:
+    """[-p_i 1] per part i, (2, n, 2), from the three parts of (Re mu, Im mu)."""
+    one = np.ones(len(parts[0][0]))
+    return tuple(np.stack([np.stack([-parts[c][i], one], axis=1) for c in (0, 1)]) for i in range(3))
+
+
+#: the last roots' factors (the roots of unity are the same from one call to the next):
+#: [(S, copies of the roots' parts, the factors)]
+_ROOT_CACHE: list = []
+
+
+def _root_factors(Z: DD, S: float) -> tuple:
+    """``_factors``' roots side, (2, 2, M) per part, reused when the roots' parts and S are
+    bitwise those of the last call."""
+    key = (Z.rh, Z.rl, Z.ih, Z.il)
+    for s0, arrs, Zp in _ROOT_CACHE:
+        if s0 == S and all(a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+                           for a, b in zip(arrs, key)):
+            return Zp
+    Zp = _z_factors([_three_parts(_tiny_to_zero(h), _tiny_to_zero(l), S) for h, l in ((Z.rh, Z.rl), (Z.ih, Z.il))])
+    for a in Zp:
+        a.setflags(write=False)
+    _ROOT_CACHE[:] = [(S, tuple(np.array(a, dtype=np.float64) for a in key), Zp)]
+    return Zp
 
 
 def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
@@ -163,9 +192,8 @@ def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     # three on the grids g1 = S 2^-52 and g2 = g1 2^-51 (Lemma 10)
     S = float(_pow2_at_least(np.array(2.0 * max(big, 1.0))))
     g2 = S * 2.0 ** -103
-    parts = [_three_parts(_tiny_to_zero(h), _tiny_to_zero(l), S)
-             for h, l in ((Z.rh, Z.rl), (Z.ih, Z.il), (poles.rh, poles.rl), (poles.ih, poles.il))]
-    Zp, Pp = _factors(parts)
+    Zp = _root_factors(Z, S)
+    Pp = _p_factors([_three_parts(_tiny_to_zero(h), _tiny_to_zero(l), S) for h, l in ((poles.rh, poles.rl), (poles.ih, poles.il))])
     # |z - z1 - z2 - z3| + |mu - p1 - p2 - p3| and the rounding of d's pair, but for its
     # relative part 1.45 u^2 |dh| (Lemma 10): at most R0
     R0 = up(up(up(float(np.max(Z.rad)) + float(np.max(poles.rad))) + 2.0 ** -196) + 8 * U * g2)

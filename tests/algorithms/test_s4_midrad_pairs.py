@@ -195,3 +195,27 @@ def test_three_parts_and_differences(seed):
                 h, l = _exact(dh[c, j, k]), _exact(dl[c, j, k])
                 assert (h / g2).denominator == 1 and abs(l) <= (1 + u) * (u * abs(h) + g2)
                 assert abs(zc - pc - h - l) <= 3 * u * g2 + Fraction(101, 100) * u * u * abs(h)
+
+
+def test_root_factors_are_reused_only_for_the_same_roots():
+    """The roots' factors kept from the last call are used only when the roots' parts are
+    bitwise the same: the sums then equal a fresh computation, and a root changed in its
+    last bit is recomputed."""
+    g = np.random.default_rng(5)
+    M, n = 16, 5
+    poles = DD.exact(1.5 * np.exp(2j * math.pi * g.random(n)))
+    W = DD.exact(g.standard_normal(n) + 1j * g.standard_normal(n))
+    Z = roots_of_unity_dd(M)
+    CP._ROOT_CACHE.clear()
+    (fresh,), _ = CP.cauchy_pairs(Z, poles, [W])
+    (again,), _ = CP.cauchy_pairs(roots_of_unity_dd(M), poles, [W])
+    for f in ("rh", "rl", "ih", "il", "rad"):
+        assert np.array_equal(getattr(fresh, f), getattr(again, f))
+    Z2 = roots_of_unity_dd(M)
+    Z2.rl[3] = np.nextafter(Z2.rl[3], 1.0)
+    (moved,), _ = CP.cauchy_pairs(Z2, poles, [W])
+    assert np.array_equal(CP._ROOT_CACHE[0][1][1], Z2.rl)          # recomputed, not reused
+    CP._ROOT_CACHE.clear()
+    (moved_fresh,), _ = CP.cauchy_pairs(Z2, poles, [W])
+    for f in ("rh", "rl", "ih", "il", "rad"):
+        assert np.array_equal(getattr(moved, f), getattr(moved_fresh, f))

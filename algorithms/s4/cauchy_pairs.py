@@ -278,22 +278,24 @@ class _Work:
 
 def _split(x, h, l):
     """Veltkamp's split into the buffers: h + l = x, each of at most 26 bits."""
-    np.multiply(x, 134217729.0, out=h)
-    np.subtract(h, x, out=l)
-    np.subtract(h, l, out=h)
-    np.subtract(x, h, out=l)
+    mul, sub = np.multiply, np.subtract
+    mul(x, 134217729.0, h)
+    sub(h, x, l)
+    sub(h, l, h)
+    sub(x, h, l)
 
 
 def _dekker(xH, xL, yH, yL, p, e, t):
     """e = ((xH yH - p) + xH yL + xL yH) + xL yL (Dekker's error of p = fl(x y))."""
-    np.multiply(xH, yH, out=e)
-    e -= p
-    np.multiply(xH, yL, out=t)
-    e += t
-    np.multiply(xL, yH, out=t)
-    e += t
-    np.multiply(xL, yL, out=t)
-    e += t
+    mul, add, sub = np.multiply, np.add, np.subtract
+    mul(xH, yH, e)
+    sub(e, p, e)
+    mul(xH, yL, t)
+    add(e, t, e)
+    mul(xL, yH, t)
+    add(e, t, e)
+    mul(xL, yL, t)
+    add(e, t, e)
 
 
 def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
@@ -301,14 +303,15 @@ def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
     and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3); per component
     |v| <= (1 + u)(u |s| + g2)."""
     (Z1, Z2, Z3), (P1, P2, P3) = Zp, Pp
+    matmul, add, sub = np.matmul, np.add, np.subtract
     a, b, dh, dl = w.p, w.e, w.dh, w.dl
-    np.matmul(P1, Z1, out=a)                               # d1 = z1 - p1, exact
-    np.matmul(P2, Z2, out=b)                               # d2 = z2 - p2, exact
-    np.add(a, b, out=dh)                                   # s
-    np.subtract(dh, a, out=a)                              # s - d1, exact
-    np.subtract(b, a, out=dl)                              # e = d2 - (s - d1)
-    np.matmul(P3, Z3, out=a)                               # d3 = z3 - p3, rounded
-    dl += a                                                # v = e + d3, rounded
+    matmul(P1, Z1, a)                                      # d1 = z1 - p1, exact
+    matmul(P2, Z2, b)                                      # d2 = z2 - p2, exact
+    add(a, b, dh)                                          # s
+    sub(dh, a, a)                                          # s - d1, exact
+    sub(b, a, dl)                                          # e = d2 - (s - d1)
+    matmul(P3, Z3, a)                                      # d3 = z3 - p3, rounded
+    add(dl, a, dl)                                         # v = e + d3, rounded
     return dh, dl
 
 
@@ -318,56 +321,57 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     products and the radius ingredients at its roots; returns its separation bound.  The
     block's arrays are (component, pole, root)."""
     B, n = Zp[0].shape[2], W.n
+    add, sub, mul, div, sqrt, matmul = np.add, np.subtract, np.multiply, np.divide, np.sqrt, np.matmul
     if B != w.dh.shape[2]:
         w = _Work(B, n)
     # 1. d = dh + dl, |dl| <= 1.43 u |dh| + 2.01 g2 (Lemma 10)
     dh, dl = _differences(w, Zp, Pp)
     t = w.t
-    sq = np.multiply(dh, dh, out=t)
-    v = np.add(sq[0], sq[1], out=w.v)                      # |dh|^2, rounded
+    sq = mul(dh, dh, t)
+    v = add(sq[0], sq[1], w.v)                             # |dh|^2, rounded
     vmin = float(v.min())
     if not vmin >= 2.0 ** -798:                            # NaN fails too
         raise RangeError("a pole lies too close to a root for double-double disks")
-    np.divide(1.0, v, out=v)
+    div(1.0, v, v)
     Tmax = math.sqrt(1.0 / vmin)                           # = max T: both roundings are monotone
     L = w.L
-    q0 = np.multiply(dh, v, out=L[3])                      # [q0r, q0i]: q0 = q0r - i q0i
+    q0 = mul(dh, v, L[3])                                  # [q0r, q0i]: q0 = q0r - i q0i
     # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
     _split(dh, dH, dL)
     _split(q0, qH, qL)
     p, e, rre, (s, g) = w.p, w.e, w.T, t                   # (few buffers: they stay in cache; T later)
-    np.multiply(dh, q0, out=p)                             # [dhr q0r, dhi q0i]
+    mul(dh, q0, p)                                         # [dhr q0r, dhi q0i]
     _dekker(dH, dL, qH, qL, p, e, t)
-    np.add(p[0], p[1], out=s)                              # 2Sum of p1 + p2
-    np.subtract(s, p[0], out=rre)                          # bb
-    np.subtract(s, rre, out=g)
-    np.subtract(p[0], g, out=g)
-    np.subtract(p[1], rre, out=rre)
-    g += rre
-    np.subtract(1.0, s, out=rre)                           # ((1 - s) - g) - (e1 + e2) - Re(dl q0)
-    rre -= g
-    np.add(e[0], e[1], out=s)
-    rre -= s
-    np.multiply(dl, q0, out=t)
-    np.add(t[0], t[1], out=s)
-    rre -= s
-    np.multiply(dh[::-1], q0, out=p)                       # [dhi q0r, dhr q0i]
+    add(p[0], p[1], s)                                     # 2Sum of p1 + p2
+    sub(s, p[0], rre)                                      # bb
+    sub(s, rre, g)
+    sub(p[0], g, g)
+    sub(p[1], rre, rre)
+    add(g, rre, g)
+    sub(1.0, s, rre)                                       # ((1 - s) - g) - (e1 + e2) - Re(dl q0)
+    sub(rre, g, rre)
+    add(e[0], e[1], s)
+    sub(rre, s, rre)
+    mul(dl, q0, t)
+    add(t[0], t[1], s)
+    sub(rre, s, rre)
+    mul(dh[::-1], q0, p)                                   # [dhi q0r, dhr q0i]
     _dekker(dH[::-1], dL[::-1], qH, qL, p, e, t)
     im = p[0]
-    np.subtract(p[0], p[1], out=im)                        # Im(d q0) = -Im r
-    np.subtract(e[0], e[1], out=s)
-    im += s
-    np.multiply(dl[::-1], q0, out=t)
-    np.subtract(t[0], t[1], out=s)
-    im += s
+    sub(p[0], p[1], im)                                    # Im(d q0) = -Im r
+    sub(e[0], e[1], s)
+    add(im, s, im)
+    mul(dl[::-1], q0, t)
+    sub(t[0], t[1], s)
+    add(im, s, im)
     rho = up(max(float(rre.max()), -float(rre.min())) + max(float(im.max()), -float(im.min())))  # >= |r^|
     d = w.d                                                # delta = q0 r^ in q0's layout:
-    np.multiply(q0, rre, out=d)                            # [q0r rre - q0i im, q0r im + q0i rre]
-    np.multiply(q0, im, out=t)
-    d[0] -= t[1]
-    d[1] += t[0]
-    T = np.sqrt(v, out=w.T)
+    mul(q0, rre, d)                                        # [q0r rre - q0i im, q0r im + q0i rre]
+    mul(q0, im, t)
+    sub(d[0], t[1], d[0])
+    add(d[1], t[0], d[1])
+    sqrt(v, w.T)                                           # T, for the radius sums
     # per pair |d - dh - dl| <= R_d = R0 (+ 1.45 u^2 |dh|, in c_alpha) (Lemma 10); |dl| |q0| <=
     # 1.43 u |dh q0| + lam_g, and lam_g's share of the residual's rounding (Lemma 11.3)
     cbeta = up((1 + 5.2 * U) * R0)
@@ -377,7 +381,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     if not rho1 <= RHO_MAX:
         raise RangeError("a pole lies too close to a root for double-double disks")
     calpha = up((1 + 4 * U) * up(up(up(rho1 * rho1) * (1 + 2 * RHO_MAX)) + up(up(9.93 * U * rho) + up(18.3 * U * U + eg))))
-    calpha = up(calpha + 2.0 ** -946)  # the underflow allowances
+    calpha = up(calpha + 2.0 ** -946)                      # the underflow allowances
     sep = math.nextafter(math.nextafter((1 - 4.1 * U) / Tmax, -math.inf) - up(R0 + 2.01 * g2), -math.inf)
     if not sep > 0:
         raise RangeError("a pole's disk meets a root's")
@@ -387,34 +391,34 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     tmin = tmax = tau
     if not (tmin * W.sigma_min >= 2.0 ** (4 * beta - 1072) and tmax * W.sigma_max <= 2.0 ** 900):
         raise RangeError("the sums' magnitudes leave the range of exact slices")
-    if not up(2 * (1 + 3 * U) * rho) <= 2.0 ** (-2 * beta - 4):   # |delta| <= tau 2^(-2 beta - 4)
+    if not up(2 * (1 + 3 * U) * rho) <= 2.0 ** (-2 * beta - 4):  # |delta| <= tau 2^(-2 beta - 4)
         raise RangeError("the residual is too large for the sums' slices")
     src = q0
     for sl, k in ((L[0], 1), (L[1], 2)):
-        C = 1.5 * 2.0 ** (52 - k * beta) * tau           # per root
-        np.add(src, C, out=sl)
-        sl -= C                                            # src rounded to the grid tau 2^(-k beta)
-        np.subtract(src, sl, out=t)                        # exact
+        C = 1.5 * 2.0 ** (52 - k * beta) * tau             # per block
+        add(src, C, sl)
+        sub(sl, C, sl)                                     # src rounded to the grid tau 2^(-k beta)
+        sub(src, sl, t)                                    # exact
         src = t
     C = 1.5 * 2.0 ** (52 - 3 * beta) * tau
-    np.add(t, C, out=L[2])
-    L[2] -= C                                              # q3: on the grid tau 2^(-3 beta)
-    t -= L[2]                                              # q4, exact: |q4| <= tau 2^(-3 beta - 1)
-    np.add(d, C, out=L[4])
-    L[4] -= C                                              # delta1: on the same grid
-    d -= L[4]                                              # delta2, exact: |delta2| <= tau 2^(-3 beta - 1)
-    L[2] += L[4]                                           # q3 + delta1, exact
-    np.add(t, d, out=L[4])                                 # q4 + delta2, rounded
+    add(t, C, L[2])
+    sub(L[2], C, L[2])                                     # q3: on the grid tau 2^(-3 beta)
+    sub(t, L[2], t)                                        # q4, exact: |q4| <= tau 2^(-3 beta - 1)
+    add(d, C, L[4])
+    sub(L[4], C, L[4])                                     # delta1: on the same grid
+    sub(d, L[4], d)                                        # delta2, exact: |delta2| <= tau 2^(-3 beta - 1)
+    add(L[2], L[4], L[2])                                  # q3 + delta1, exact
+    add(t, d, L[4])                                        # q4 + delta2, rounded
     left = lambda i: L[i].reshape(2 * n, B)
     # each product written straight into its columns of the output (a matrix of leading dimension M)
-    np.matmul(W.F12, left(0), out=out.C1[:, cols])         # exact: a1 q1 | a2 q1 | a3 q1
-    np.matmul(W.F12, left(1), out=out.C2[:, cols])         # exact: a1 q2 | a2 q2; rounded: a3 q2
-    np.matmul(W.F3, left(2), out=out.C3[:, cols])          # exact: a1 q3'; rounded: (a2 + a3) q3'
+    matmul(W.F12, left(0), out.C1[:, cols])                # exact: a1 q1 | a2 q1 | a3 q1
+    matmul(W.F12, left(1), out.C2[:, cols])                # exact: a1 q2 | a2 q2; rounded: a3 q2
+    matmul(W.F3, left(2), out.C3[:, cols])                 # exact: a1 q3'; rounded: (a2 + a3) q3'
     k2 = 2 * W.K
-    np.matmul(W.F4l, left(3), out=out.C5[:k2, cols])       # rounded: (a4 + al) q0
-    np.matmul(W.F123, left(4), out=out.C5[k2:, cols])      # rounded: a123 (q4 + delta2)
+    matmul(W.F4l, left(3), out.C5[:k2, cols])              # rounded: (a4 + al) q0
+    matmul(W.F123, left(4), out.C5[k2:, cols])             # rounded: a123 (q4 + delta2)
     # the weights against T and v; the block's constants for the radius (Lemma 12.2, 12.4)
-    np.matmul(W.G, w.TV.reshape(2 * n, B), out=out.G[:, cols])   # the sums against T and v
+    matmul(W.G, w.TV.reshape(2 * n, B), out.G[:, cols])    # the sums against T and v
     out.tau[cols] = tau
     out.cw[cols] = up((1 + 4 * U) * (1 + 1.01 * rho))      # |q^| <= cw T
     out.calpha[cols] = calpha

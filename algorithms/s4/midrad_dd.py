@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, dd_of_balls, normalized, roots_of_unity_dd, two_sum
+from ...arith.double_double import DD, dd_of_balls, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..result import Result, Status, undecided
@@ -53,23 +53,6 @@ def _split(x):
     return h, x - h
 
 
-def _mul_pairs_split(xh, xl, xH, xL, yh, yl, yH, yL):
-    """``mul_pairs`` of x and y given their high parts' splits (Lemma 8's kernel, its
-    operations unchanged): (zh, zl)."""
-    p = xh * yh
-    e = ((xH * yH - p) + xH * yL + xL * yH) + xL * yL
-    e *= np.abs(p) >= 2.0 ** -900                        # Lemma 1: e = 0 below 2^-900
-    return two_sum(p, e + (xh * yl + xl * yh))
-
-
-def _add_pairs_into(xh, xl, yh, yl, zh, zl):
-    """``add_pairs`` of x and y written into the views (zh, zl)."""
-    sh, se = two_sum(xh, yh)
-    se += xl + yl
-    h, l = two_sum(sh, se)
-    zh[...], zl[...] = h, l
-
-
 class _StageBuffers:
     """Work arrays for one butterfly stage over M entries (real and imaginary parts stacked,
     2 x M/2 per array), reused by every stage."""
@@ -84,37 +67,40 @@ class _StageBuffers:
 
 def _dekker_into(xH, xL, yH, yL, p, e, t):
     """e = Dekker's error of p = fl(x y) from the splits, 0 where |p| < 2^-900 (Lemma 1)."""
+    absolute = np.abs
     _dekker(xH, xL, yH, yL, p, e, t)
-    np.abs(p, out=t)
+    absolute(p, t)
     e *= t >= 2.0 ** -900
 
 
 def _two_sum_into(a, b, s, e, t):
     """2Sum into the buffers: s = fl(a + b), e = a + b - s exactly."""
-    np.add(a, b, out=s)
-    np.subtract(s, a, out=t)                              # bb
-    np.subtract(s, t, out=e)
-    np.subtract(a, e, out=e)                              # a - (s - bb)
-    np.subtract(b, t, out=t)
-    e += t
+    add, sub = np.add, np.subtract
+    add(a, b, s)
+    sub(s, a, t)                                         # bb
+    sub(s, t, e)
+    sub(a, e, e)                                         # a - (s - bb)
+    sub(b, t, t)
+    add(e, t, e)
 
 
 def _butterfly(eh, el, s, tail, yh, yl, w, sign: float) -> None:
     """y = e + sign p for the product p = s + tail (not normalized): 2Sum of the high parts,
     the rest added, 2Sum again, into the views (yh, yl) (Lemma 13)."""
+    add, sub = np.add, np.subtract
     S, G, t = w
     if sign > 0:
         _two_sum_into(eh, s, S, G, t)
-        np.add(el, tail, out=t)
+        add(el, tail, t)
     else:
-        np.subtract(eh, s, out=S)                         # 2Sum(eh, -s)
-        np.subtract(S, eh, out=t)                         # bb
-        np.subtract(S, t, out=G)
-        np.subtract(eh, G, out=G)                         # eh - (S - bb)
-        np.add(s, t, out=t)
-        G -= t                                            # (-s) - bb
-        np.subtract(el, tail, out=t)
-    G += t
+        sub(eh, s, S)                                    # 2Sum(eh, -s)
+        sub(S, eh, t)                                    # bb
+        sub(S, t, G)
+        sub(eh, G, G)                                    # eh - (S - bb)
+        add(s, t, t)
+        sub(G, t, G)                                     # (-s) - bb
+        sub(el, tail, t)
+    add(G, t, G)
     _two_sum_into(S, G, yh, yl, t)
 
 
@@ -125,20 +111,21 @@ def idft_dd(H: DD, M: int) -> DD:
     as ``arith.double_double._cmul``) and added into both outputs, in work arrays reused by
     every stage; its rounding bounded a priori stage by stage, plus the mean of the input
     radii (proofs/double_double_filter.md, Lemma 13)."""
+    absolute = np.abs
     x = normalized(H[bit_reverse(M)])
     # the first stages (blocks of at most m entries) on the transposed layout (2, m, M/m), so
     # that every array operation runs along rows of M/m entries; the later ones on (2, M)
     m = 1 << ((M.bit_length() - 1 + 1) // 2)
-    X = np.stack([x.rh, x.ih]).reshape(2, M // m, m).transpose(0, 2, 1).copy()   # (re, im)
+    X = np.stack([x.rh, x.ih]).reshape(2, M // m, m).transpose(0, 2, 1).copy()  # (re, im)
     XL = np.stack([x.rl, x.il]).reshape(2, M // m, m).transpose(0, 2, 1).copy()
     Y, YL = np.empty_like(X), np.empty_like(XL)
     Zc, r_w = _twiddles(M)
-    c_prod = up(up(42.45 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))   # the product's share per unit of X
-    c_add = 21.5 * 2.0 ** -106 * (1 + 2.0 ** -40)                             # the two additions' share
+    c_prod = up(up(42.45 * 2.0 ** -106 * (1 + 2.0 ** -40)) + up(1.01 * r_w))  # the product's share per unit of X
+    c_add = 21.5 * 2.0 ** -106 * (1 + 2.0 ** -40)        # the two additions' share
     buf = _StageBuffers(M)
     sign = np.array([-1.0, 1.0])[:, None, None, None]
     E = 0.0
-    Xmax = float(np.max(up(np.abs(x.rh) + np.abs(x.ih)), initial=0.0))
+    Xmax = float(np.max(up(absolute(x.rh) + absolute(x.ih)), initial=0.0))
     size = 2
     while size <= M:
         if size == 2 * m:                                # back to (2, M): blocks longer than m
@@ -166,14 +153,14 @@ def idft_dd(H: DD, M: int) -> DD:
             raise RangeError("the inverse transform left the double-double range")
         E = up(up(up(2 * E) + up(up(loc + c_add) * Xmax)) + 2.0 ** -945)
         f0, f1 = (buf._flat[i].reshape(X[0].shape) for i in (0, 1))
-        np.abs(X[0], out=f0)
-        f0 += np.abs(X[1], out=f1)
+        absolute(X[0], f0)
+        f0 += absolute(X[1], f1)
         Xmax = up(float(np.max(f0)))
         size *= 2
     if M <= m:                                           # the transposed layout to the end
         X, XL = (A.transpose(0, 2, 1).reshape(2, M) for A in (X, XL))
     mean_rad = float(sum_upper(float(np.sum(x.rad)), M)) / M
-    R = up(up(mean_rad * (1 + 2.0 ** -50)) + up(E / M))   # E/M, M a power of two: exact but for underflow
+    R = up(up(mean_rad * (1 + 2.0 ** -50)) + up(E / M))  # E/M, M a power of two: exact but for underflow
     c = 1.0 / M
     out = DD(X[0] * c, XL[0] * c, X[1] * c, XL[1] * c, np.full(M, up(R + 4 * 2.0 ** -940)))
     return out._make(out.rh, out.rl, out.ih, out.il, out.rad)
@@ -193,31 +180,32 @@ def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:
     unnormalized pair (s, tail) in the buffers b[8], b[9]: the four products of the high
     parts by Dekker, their sums per part by 2Sum, the Dekker errors, the 2Sum error and the
     high-times-low products added in float64 (``_cmul``'s steps without its last 2Sum)."""
+    add, sub, mul = np.add, np.subtract, np.multiply
     wr, wrl, wi, wil = (y[None, None, :, None] for y in (tw.rh, tw.rl, tw.ih, tw.il))
     (wrH, wrL), (wiH, wiL) = _split(wr), _split(wi)
     oH, oL, P, E1, Q, E2, C1, C2, s, g, t = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[11]
-    np.multiply(oh, 134217729.0, out=oH)                 # Veltkamp's split of o's high parts
-    np.subtract(oH, oh, out=oL)
-    np.subtract(oH, oL, out=oH)
-    np.subtract(oh, oH, out=oL)
-    np.multiply(oh, wr, out=P)                           # [wr o_re, wr o_im]
+    mul(oh, 134217729.0, oH)                             # Veltkamp's split of o's high parts
+    sub(oH, oh, oL)
+    sub(oH, oL, oH)
+    sub(oh, oH, oL)
+    mul(oh, wr, P)                                       # [wr o_re, wr o_im]
     _dekker_into(wrH, wrL, oH, oL, P, E1, t)
-    np.multiply(oh[::-1], wi, out=Q)                     # [wi o_im, wi o_re]
+    mul(oh[::-1], wi, Q)                                 # [wi o_im, wi o_re]
     _dekker_into(wiH, wiL, oH[::-1], oL[::-1], Q, E2, t)
-    np.multiply(ol, wr, out=C1)                          # [wr o_re, wr o_im]'s high-times-low products
-    np.multiply(oh, wrl, out=t)
-    C1 += t
-    np.multiply(ol[::-1], wi, out=C2)                    # [wi o_im, wi o_re]'s
-    np.multiply(oh[::-1], wil, out=t)
-    C2 += t
-    Q *= sign                                            # Re = wr o_re - wi o_im, Im = wr o_im + wi o_re
-    E2 *= sign
-    C2 *= sign
+    mul(ol, wr, C1)                                      # [wr o_re, wr o_im]'s high-times-low products
+    mul(oh, wrl, t)
+    add(C1, t, C1)
+    mul(ol[::-1], wi, C2)                                # [wi o_im, wi o_re]'s
+    mul(oh[::-1], wil, t)
+    add(C2, t, C2)
+    mul(Q, sign, Q)                                      # Re = wr o_re - wi o_im, Im = wr o_im + wi o_re
+    mul(E2, sign, E2)
+    mul(C2, sign, C2)
     _two_sum_into(P, Q, s, g, t)
-    E1 += E2
-    C1 += C2
-    E1 += C1
-    g += E1                                              # the tail: 2Sum error + Dekker errors + the rest
+    add(E1, E2, E1)
+    add(C1, C2, C1)
+    add(E1, C1, E1)
+    add(g, E1, g)                                        # the tail: 2Sum error + Dekker errors + the rest
     return s, g
 
 

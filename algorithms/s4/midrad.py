@@ -92,6 +92,10 @@ class DiskArrays:
         return a.mul(b)
 
 
+class _Bound(MR):
+    """Disks centred at the exact 0: sums held only as bounds (|x| <= rad)."""
+
+
 def _up(x: np.ndarray) -> np.ndarray:
     """``arith.midrad.up`` in place on a float array (the same operations): returns x."""
     np.multiply(x, 1.0 + 4 * U, out=x)
@@ -394,7 +398,8 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
                                                       [mr_of_dd(wdd[keys.index(k)]) for k in others])
             n0 = mr_of_dd(qw[1])
             H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, betas(M), minus_one)
-            blocks = {(0, 0): Ts, **{k: MR(np.zeros(M, complex), ub) for k, ub in zip(others, ubs)}}
+            zero = np.zeros(M, complex)
+            blocks = {(0, 0): Ts, **{k: _Bound(zero, ub) for k, ub in zip(others, ubs)}}
             Winv = [[winv]]
         else:
             sets = [mr_pairs(w) for w in wdd]
@@ -428,14 +433,20 @@ def constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:
     if not mask.any():
         return {"b": 1.0, "w": 1.0}
 
+    def abs_upper(x: MR) -> np.ndarray:
+        # a disk centred at the exact 0 (a bound only): |x| <= rad
+        return up(x.rad) if isinstance(x, _Bound) else x.abs_upper()
+
     def row_sum(row):
-        acc = row[0].abs_upper()
+        acc = abs_upper(row[0])
         for x in row[1:]:
-            acc = up(acc + x.abs_upper())
+            acc = up(acc + abs_upper(x))
         return acc
 
-    bs = [float(np.max(row_sum(row)[mask])) for row in b_rows(blocks, r)]
-    ws = [float(np.max(row_sum(Winv[i])[mask])) for i in range(r)]
+    skip = np.flatnonzero(~mask)
+    largest = lambda v: float(np.max(v if not len(skip) else np.where(mask, v, 0.0)))
+    bs = [largest(row_sum(row)) for row in b_rows(blocks, r)]
+    ws = [largest(row_sum(Winv[i])) for i in range(r)]
     if not all(math.isfinite(v) for v in bs + ws):  # NaN compares False in max: refuse it first
         raise RangeError("a bound of b or w is not finite")
     b, w = max([1.0] + bs), max([1.0] + ws)

@@ -124,22 +124,6 @@ def quotient_pays(nu: DD, ax: DD) -> bool:
     return float(np.sum(nu.abs_upper())) <= QUOTIENT_RATIO * float(np.sum(ax.abs_upper()))
 
 
-def _row_sums(x: DD) -> DD:
-    """sum_j x[i, j, ...] over the second axis of an array of disks, by halving it (each
-    step one ``DD.add`` of two halves; an odd slice left over is added at the end)."""
-    rest = None
-    while x.rh.shape[1] > 1:
-        m = x.rh.shape[1]
-        if m % 2:
-            last = x[:, m - 1]
-            rest = last if rest is None else rest.add(last)
-            x = x[:, :m - 1]
-            m -= 1
-        x = x[:, :m // 2].add(x[:, m // 2:])
-    out = x[:, 0]
-    return out if rest is None else out.add(rest)
-
-
 def _stack(xs: list[DD]) -> DD:
     """Disk arrays of one length n side by side: shape (n, len(xs))."""
     return DD(*(np.stack([getattr(x, f) for x in xs], axis=1) for f in ("rh", "rl", "ih", "il", "rad")))
@@ -172,7 +156,7 @@ def quotient_weights(st: Any, mu: DD, weights: list[DD]) -> tuple[DD, DD]:
         e = prod[:, 0].add(prod[:, 1]).sub(prod[:, 2].add(prod[:, 3]))
     half_one_mu = mu.add(DD.exact(np.ones(n))).scale(0.5)
     nu = ax.add(e.mul(half_one_mu))
-    n0 = _row_sums(e.reshape(1, n)).scale(0.5)
+    n0 = cauchy_at_poles(DD.exact(np.ones((1, n))), e.reshape(n, 1)).reshape(1).scale(0.5)   # (1/2) sum_i e_i
     return nu, n0
 
 

@@ -43,7 +43,7 @@ from .dplr import DPLR, check_length
 from ..linalg import dot
 from ..result import OK, Result, Status, undecided
 from . import correction
-from .constants import b_rows
+from .midrad_bounds import Bound, constant_bounds
 from .filter import setup
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
 from .midrad_quotient import (applies as quotient_applies, betas, mr_of_dd, mr_pairs, quotient_pays, quotient_transfer,
@@ -90,10 +90,6 @@ class DiskArrays:
 
     def mul(self, a: MR, b: MR) -> MR:
         return a.mul(b)
-
-
-class _Bound(MR):
-    """Disks centred at the exact 0: sums held only as bounds (|x| <= rad)."""
 
 
 def _up(x: np.ndarray) -> np.ndarray:
@@ -399,7 +395,7 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             n0 = mr_of_dd(qw[1])
             H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, betas(M), minus_one)
             zero = np.zeros(M, complex)
-            blocks = {(0, 0): Ts, **{k: _Bound(zero, ub) for k, ub in zip(others, ubs)}}
+            blocks = {(0, 0): Ts, **{k: Bound(zero, ub) for k, ub in zip(others, ubs)}}
             Winv = [[winv]]
         else:
             sets = [mr_pairs(w) for w in wdd]
@@ -424,30 +420,3 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
             "transfer": "quotient" if qw else "correction", "g_invertible": g_ok}
     return Result(Status.OK, (mid[:L].copy(), R[:L].copy()), info)
 
-
-def constant_bounds(blocks: dict, Winv: list, mask: np.ndarray, r: int) -> dict:
-    """b >= 1 bounding |x|, ||u||_inf, ||v||_inf, ||T||_inf and w >= 1 bounding
-    ||W^-1||_inf over the roots z != -1: the rows of ``s4.constants.b_rows`` and of W^-1,
-    their absolute sums bounded per root on the disk arrays, then the largest over the
-    roots in ``mask``."""
-    if not mask.any():
-        return {"b": 1.0, "w": 1.0}
-
-    def abs_upper(x: MR) -> np.ndarray:
-        # a disk centred at the exact 0 (a bound only): |x| <= rad
-        return up(x.rad) if isinstance(x, _Bound) else x.abs_upper()
-
-    def row_sum(row):
-        acc = abs_upper(row[0])
-        for x in row[1:]:
-            acc = up(acc + abs_upper(x))
-        return acc
-
-    skip = np.flatnonzero(~mask)
-    largest = lambda v: float(np.max(v if not len(skip) else np.where(mask, v, 0.0)))
-    bs = [largest(row_sum(row)) for row in b_rows(blocks, r)]
-    ws = [largest(row_sum(Winv[i])) for i in range(r)]
-    if not all(math.isfinite(v) for v in bs + ws):  # NaN compares False in max: refuse it first
-        raise RangeError("a bound of b or w is not finite")
-    b, w = max([1.0] + bs), max([1.0] + ws)
-    return {"b": b, "w": w}

@@ -32,7 +32,8 @@ from ..result import Result, Status, undecided
 from . import correction
 from .cauchy_pairs import _dekker, cauchy_pairs
 from .dplr import DPLR
-from .midrad import bit_reverse, constant_bounds, disk_setup, transfer_disks
+from .midrad import bit_reverse, disk_setup, transfer_disks
+from .midrad_bounds import constant_bounds
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"

@@ -30,11 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from flint import acb, ctx
+from flint import ctx
 
 from ...arith import BallField
 from ...arith.double_double import DD, dd_of_balls
-from ...arith.ball import float_upper
 from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
@@ -58,13 +57,17 @@ BLOCK_PAIRS = 1 << 16
 def _disks(F, xs: list) -> MR:
     """Elements of an enclosing field rounded to float64 disks that contain them: each
     is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128; the
-    radius is a float upper bound of |b - mid| over the ball (its own radius and the
-    midpoint's rounding together)."""
+    radius bounds |b - mid| over the ball: the parts' radii (Arb's 30-bit radii, exact
+    floats in the normal range) plus the midpoint's rounding, 2.01 u per part, plus 2^-1072
+    for anything below the normal range (proofs/midrad_filter.md, section 5).  A ball that
+    is not finite, or whose parts leave the float range, gets an infinite radius."""
     balls = [F.enclose(x) for x in xs]
     mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
-    with ctx.workprec(max(F.prec, 53) + 64):  # |b - mid| over the ball: its radius and the midpoint's rounding
-        rad = np.array([float_upper(abs(b - acb(m.real, m.imag))) if b.is_finite() else math.inf
-                        for b, m in zip(balls, mid)], dtype=np.float64)
+    rr = np.array([float(b.real.rad()) for b in balls], dtype=np.float64)
+    ri = np.array([float(b.imag.rad()) for b in balls], dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rad = up(up(up(rr + ri) + up(2.01 * U * up(np.abs(mid.real) + np.abs(mid.imag)))) + 2.0 ** -1072)
+    rad[~(np.isfinite(rad) & np.isfinite(mid.real) & np.isfinite(mid.imag))] = math.inf
     return MR.from_parts(mid, rad)
 
 

@@ -305,3 +305,24 @@ def test_radius_stays_relative_next_to_a_root(gap):
     assert S.rad[1] <= 1e-13 * abs(S.mid[1])
     ref = cauchy_direct(REF, [REF.from_number(mu)], [REF.one()], M)
     assert disk_holds_ball(complex(S.mid[1]), float(S.rad[1]), ref.value[1])
+
+
+def test_disks_of_balls_contain_every_point():
+    """``_disks``: the float64 disk of each ball (midpoints of every size, radii from 0 to
+    wide, one below the normal range) contains the ball's corners, decided at 400 bits."""
+    from s4cert.algorithms.s4.midrad import _disks
+    rng = np.random.default_rng(5)
+    F = BallField(128)
+    balls = []
+    with ctx.workprec(128):
+        for k in range(60):
+            m = complex(*(rng.standard_normal(2) * 10.0 ** rng.integers(-110, 110, 2)))   # MR keeps |x| <= 2^400
+            r = [0.0, 1e-40, 1e-3, 2.0 ** -1070][k % 4]
+            balls.append(acb(arb(m.real, r * abs(m.real)), arb(m.imag, r)) / 3)
+        balls.append(acb(arb(0, 2.0 ** -1074), arb(1) / 7))
+    d = _disks(F, balls)
+    with ctx.workprec(400):
+        for b, m, r in zip(balls, d.mid, d.rad):
+            for cr in (b.real.mid() + b.real.rad(), b.real.mid() - b.real.rad()):
+                for ci in (b.imag.mid() + b.imag.rad(), b.imag.mid() - b.imag.rad()):
+                    assert abs(acb(cr, ci) - acb(float(m.real), float(m.imag))).upper() <= arb(float(r))

@@ -26,6 +26,7 @@ certified disks; a disk that cannot decide one stops the route with status
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -54,19 +55,35 @@ ARITHMETIC = "float64 midpoint-radius"
 BLOCK_PAIRS = 1 << 16
 
 
+@lru_cache(maxsize=1)
+def _midpoints_round_to_nearest() -> bool:
+    """Whether ``complex(acb)`` rounds each part to nearest (python-flint's ``arf_get_d`` with
+    ARF_RND_NEAR), checked on values just above and below a tie; else only a faithful rounding
+    (within one unit in the last place) is assumed."""
+    from flint import acb, arb
+    with ctx.workprec(128):
+        t = arb(2) ** -53 + arb(2) ** -60                         # just above half an ulp of 1
+        cases = [(acb(1 + t, -(1 + t)), complex(1 + 2.0 ** -52, -(1 + 2.0 ** -52))),
+                 (acb(1 + 2 * t - arb(2) ** -52, 3 - t), complex(1.0, 3.0))]
+    return all(complex(b) == want for b, want in cases)
+
+
 def _disks(F, xs: list) -> MR:
     """Elements of an enclosing field rounded to float64 disks that contain them: each
     is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128; the
     radius bounds |b - mid| over the ball: the parts' radii (Arb's 30-bit radii, exact
-    floats in the normal range) plus the midpoint's rounding, 2.01 u per part, plus 2^-1072
-    for anything below the normal range (proofs/midrad_filter.md, section 5).  A ball that
-    is not finite, or whose parts leave the float range, gets an infinite radius."""
+    floats in the normal range) plus the midpoint's rounding per part (half its ulp when the
+    conversion rounds to nearest, checked once, else the ulp), plus 2^-1072 for anything
+    below the normal range (proofs/midrad_filter.md, section 5).  A ball that is not
+    finite, or whose parts leave the float range, gets an infinite radius."""
     balls = [F.enclose(x) for x in xs]
     mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
     rr = np.array([float(b.real.rad()) for b in balls], dtype=np.float64)
     ri = np.array([float(b.imag.rad()) for b in balls], dtype=np.float64)
+    f = 0.5 if _midpoints_round_to_nearest() else 1.0
     with np.errstate(invalid="ignore", over="ignore"):
-        rad = up(up(up(rr + ri) + up(2.01 * U * up(np.abs(mid.real) + np.abs(mid.imag)))) + 2.0 ** -1072)
+        ulps = np.spacing(np.abs(mid.real)) + np.spacing(np.abs(mid.imag))   # exact powers of two, sum rounded
+        rad = up(up(up(rr + ri) + up(f * ulps)) + 2.0 ** -1072)
     rad[~(np.isfinite(rad) & np.isfinite(mid.real) & np.isfinite(mid.imag))] = math.inf
     return MR.from_parts(mid, rad)
 

@@ -307,10 +307,15 @@ def test_radius_stays_relative_next_to_a_root(gap):
     assert disk_holds_ball(complex(S.mid[1]), float(S.rad[1]), ref.value[1])
 
 
-def test_disks_of_balls_contain_every_point():
+@pytest.mark.parametrize("nearest", [True, False])
+def test_disks_of_balls_contain_every_point(nearest, monkeypatch):
     """``_disks``: the float64 disk of each ball (midpoints of every size, radii from 0 to
-    wide, one below the normal range) contains the ball's corners, decided at 400 bits."""
+    wide, one below the normal range) contains the ball's corners, decided at 400 bits, with
+    the midpoints' rounding taken as to nearest (as checked) and as only faithful."""
+    import s4cert.algorithms.s4.midrad as MD
     from s4cert.algorithms.s4.midrad import _disks
+    assert MD._midpoints_round_to_nearest()          # python-flint converts to nearest
+    monkeypatch.setattr(MD, "_midpoints_round_to_nearest", lambda: nearest)
     rng = np.random.default_rng(5)
     F = BallField(128)
     balls = []

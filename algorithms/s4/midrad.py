@@ -42,7 +42,7 @@ from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
 from ..linalg import dot
 from ..result import OK, Result, Status, undecided
-from . import correction
+from . import correction, midrad_rows
 from .midrad_bounds import Bound, constant_bounds
 from .filter import setup
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
@@ -223,34 +223,33 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     under = n * 2.0 ** -1068                                # the products' underflow allowances
     inv_max = 0.0
     B = max(1, BLOCK_PAIRS // n)
-    zr, zi, zlr, zli = (np.ascontiguousarray(x) for x in (zh.real, zh.imag, zl.real, zl.imag))
-    pre, pim, plre, plim = (x[:, None] for x in (ph.real, ph.imag, pl.real, pl.imag))   # poles x roots blocks
-    # the block's work arrays, reused (fresh arrays of this size would each cost page faults);
-    # q1r, q1i, then the rests dre, dim, stacked for the one product
-    stack = np.empty((4 * n, min(B, M)))
-    bufs = [np.empty((n, min(B, M))) for _ in range(3)]
+    z4 = tuple(np.ascontiguousarray(x) for x in (zh.real, zh.imag, zl.real, zl.imag))
+    p4 = tuple(np.ascontiguousarray(x) for x in (ph.real, ph.imag, pl.real, pl.imag))
+    # the block's work arrays, reused (fresh arrays of this size would each cost page faults):
+    # for the numpy passes rows q1r, q1i, then the rests, stacked for the products, inv and two
+    # more; for the compiled loop one root-major buffer (midrad_rows)
+    fn = midrad_rows.compiled(M * n)
+    if fn is None:
+        stack = np.empty((4 * n, min(B, M)))
+        bufs = [np.empty((n, min(B, M))) for _ in range(3)]
+        p4c = [x[:, None] for x in p4]                # poles x roots blocks
+    else:
+        out = np.empty((min(B, M), 5 * n))
     for s in range(0, M, B):
         e = min(M, s + B)
         w = e - s
-        inv, tmp, nrm = (b[:, :w] for b in bufs)
-        rows = stack[:, :w]
-        q1r, q1i, dre, dim = rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:]
-        np.subtract(zr[None, s:e], pre, out=dre)           # exact (Lemma 8)
-        dre += np.subtract(zlr[None, s:e], plre, out=tmp)
-        np.subtract(zi[None, s:e], pim, out=dim)
-        dim += np.subtract(zli[None, s:e], plim, out=tmp)
-        np.multiply(dre, dre, out=nrm)
-        nrm += np.multiply(dim, dim, out=tmp)
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # 0 or overflow is refused just below
-            np.divide(1.0, nrm, out=inv)              # 1/|d|^2
-            np.divide(dre, nrm, out=dre)              # Re(1/d)
-            np.divide(dim, nrm, out=dim)              # -Im(1/d)
-        vmax = inv.max(axis=0)                        # per root (NaN propagates)
+        # d, 1/|d|^2 and q (Lemmas 8-9), the per-root maxima of 1/|d|^2; the compiled loop
+        # also cuts q with tau per root (Lemma 10) and forms T ~ 1/|d|
+        if fn is None:
+            rows, inv = stack[:, :w], bufs[0][:, :w]
+            vmax = midrad_rows.rows_numpy(z4, p4c, s, e, rows, inv, bufs[1][:, :w], bufs[2][:, :w])
+            Q1, Q2 = rows[:2 * n], rows[2 * n:]
+        else:
+            Q1, Q2, inv, vmax, tau = midrad_rows.fused(fn, z4, p4, s, e, beta, out)
         hi = float(vmax.max())
         if not hi <= LARGE * LARGE:                   # the lower end 2^-800 holds a priori (|d| <= 2^392)
             raise RangeError("a pole lies too close to a root for float64 disks")
         inv_max = max(inv_max, hi)
-        np.sqrt(inv, out=inv)                         # T ~ 1/|d|
         t_hi = math.sqrt(hi)                          # = max T (fl(sqrt) is monotone)
         tmax_b = up((1 + 4 * U) * up(t_hi))
         kappa = up(up(R0 * tmax_b) + 1.01 * U)        # >= rho t on the block (Lemma 9)
@@ -259,23 +258,25 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 3.01
         c_q = up(up(1.0 / down(1 - kappa)) + 3.01)
         c_q = up(c_q + up(up(R0 * tmax_b) / up(U * down(1 - kappa))))
-        # a power of two >= every part of the root's q (Lemma 9): one for the whole block when
-        # its roots' largest |q| lie within 2^8 of each other (the rest's rounding, tau 2^-beta
-        # per unit, then stays far below u |q|), else one per root
-        if hi <= 2.0 ** 16 * float(vmax.min()):
-            tau = _pow2_at_least(np.array([up((1 + 8 * U) * t_hi)]))
-            Ct = 1.5 * 2.0 ** (52 - beta) * float(tau[0])
-        else:
-            tau = _pow2_at_least(up((1 + 8 * U) * np.sqrt(vmax)))
-            Ct = 1.5 * 2.0 ** (52 - beta) * tau
+        # a power of two >= every part of the root's q (Lemma 9): for the numpy passes one for
+        # the whole block when its roots' largest |q| lie within 2^8 of each other (the rest's
+        # rounding, tau 2^-beta per unit, then stays far below u |q|; a scalar is the faster
+        # operand there), else one per root, as the compiled loop always takes
+        if fn is None:
+            if hi <= 2.0 ** 16 * float(vmax.min()):
+                tau = _pow2_at_least(np.array([up((1 + 8 * U) * t_hi)]))
+                Ct = 1.5 * 2.0 ** (52 - beta) * float(tau[0])
+            else:
+                tau = midrad_rows.tau_per_root(vmax)
+                Ct = 1.5 * 2.0 ** (52 - beta) * tau
         if not float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
-        np.subtract(np.add(dre, Ct, out=q1r), Ct, out=q1r)   # q on the grid tau 2^-beta, exactly
-        np.subtract(np.add(dim, Ct, out=q1i), Ct, out=q1i)
-        dre -= q1r                                    # the rests, exact: |.| <= tau 2^(-beta-1)
-        dim -= q1i
-        P = left1 @ rows[:2 * n]                      # [E; a2 q1]: E = a1 q1 exact
-        Y = P[2 * K:] + left2 @ rows[2 * n:]
+        if fn is None:
+            # q cut on the grid tau 2^-beta into Q1 and the exact rests Q2, |.| <= tau 2^(-beta-1);
+            # inv becomes T ~ 1/|d|
+            midrad_rows.slice_numpy(rows, inv, Ct)
+        P = left1 @ Q1                                # [E; a2 q1]: E = a1 q1 exact
+        Y = P[2 * K:] + left2 @ Q2
         G = np.add(P[:2 * K], Y, out=Y)               # one rounding: <= u |G| per part
         out_mid.real[:, s:e], out_mid.imag[:, s:e] = G[:K], G[K:]
         GT[:K] = up(a_rho.T + up(c_q * a_u.T))

@@ -266,12 +266,12 @@ def main_dplr(args) -> None:
                                                          lambda: certify_model(path, L=args.L, eps=eps), args.repeat)
         if args.one_by_one:
             from s4cert.certs.checkpoint import certify
-            saved = certify.dplr_float64
-            certify.dplr_float64 = lambda *a, **k: None
+            saved = certify.dplr_float64_module
+            certify.dplr_float64_module = lambda *a, **k: None
             try:
                 o_min, o_med, _ = timed(lambda: certify_model(path, L=args.L, eps=eps), 1)
             finally:
-                certify.dplr_float64 = saved
+                certify.dplr_float64_module = saved
     k = rep.kernels[0]
     err = float(np.max(np.abs(Kf - k.mid[0]) - k.rad[0]))
     print(f"DPLR H={args.H} N={args.N} L={args.L}: {args.H} kernels, eps = 1e-12 max|K| = {eps:.3e}")

@@ -73,6 +73,8 @@ class _Prepared:
     c_tildes: Sequence[list]
     B: list
     half: bool = False      # the blocks hold the roots k <= M/2 only (H there, the rest by conjugation)
+    #: per kernel the disk of H(-1), when the set-up formed it (else it is formed from the balls)
+    minus_one: list | None = None
 
 
 def _prepare(head: Head, step: Any, L: int, prec: int, roots_dd: tuple) -> _Prepared:
@@ -141,7 +143,10 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
     at = None if minus_one is None else minus_one + Mh * np.arange(K)
     H, _ = transfer_disks(blocks, MR(np.tile(Z.mid[:Mh], K), np.tile(Z.rad[:Mh], K)), r, at)
     if at is not None:
-        h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
+        if all(p.minus_one is not None for p, _ in kernels):
+            h = _concat([p.minus_one[c] for p, c in kernels])
+        else:
+            h = _disks(F, [correction.value_at_minus_one(F, p.half_delta, p.c_tildes[c], p.B) for p, c in kernels])
         H.mid[at], H.rad[at] = h.mid, h.rad
     mid, rad = H.mid.reshape(K, Mh), H.rad.reshape(K, Mh)
     if not half:
@@ -212,8 +217,20 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
     r = heads[0].model.r
     if any(h.model.r != r for h in heads):
         raise ValueError("filter_kernels_midrad: every head must have the same rank r")
+
+    def prepare(i: int, roots_dd: tuple) -> _Prepared:
+        with ctx.workprec(prec):  # the field's operations then skip their precision switches
+            return _prepare(heads[i], step, L, prec, roots_dd)
+
+    return run_heads([len(h.c_tildes) for h in heads], prepare, r, L, prec, progress)
+
+
+def run_heads(rows: Sequence[int], prepare, r: int, L: int, prec: int = 128,
+              progress=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Steps 3-4 for heads set up by ``prepare(i, roots_dd)`` (a ``_Prepared`` for head i,
+    which has ``rows[i]`` kernels; it raises _HeadFailed, RangeError, ArithmeticError or
+    ValueError for a head it cannot set up): ``filter_kernels_midrad``'s result."""
     M = next_power_of_two(L)
-    rows = [len(h.c_tildes) for h in heads]
     total = sum(rows)
     mid = np.full((total, L), np.nan, dtype=np.complex128)
     rad = np.full((total, L), np.inf)
@@ -254,10 +271,9 @@ def filter_kernels_midrad(heads: Sequence[Head], step: Any, L: int, prec: int = 
             progress(done, total)
 
     start = 0
-    for h, n in zip(heads, rows):
+    for i, n in enumerate(rows):
         try:
-            with ctx.workprec(prec):  # the field's operations then skip their precision switches
-                p = _prepare(h, step, L, prec, roots_dd)
+            p = prepare(i, roots_dd)
             if sum(len(q.blocks) for _, q in pending) + n > per_chunk or pending and pending[0][1].half != p.half:
                 flush()
             pending.append((start, p))

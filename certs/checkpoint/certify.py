@@ -36,7 +36,7 @@ from ..errors import CertificationError
 from ..io.numbers import arb_parts, rational_string
 from ..kernel import certify_kernel
 from .compare import float_up
-from .dplr_float64 import dplr_float64
+from .dplr_float64 import dplr_float64_module
 from .layouts import KernelModule
 from .semantics import diagonal_arrays, diagonal_module, dplr_module
 
@@ -258,13 +258,18 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     rad = np.empty_like(mid)
     targets, bits, arith, exact = [], 0, set(), {}
     refused = []
-    dm = dplr_module(mod, 2 * START_PREC, heads) if mod.kind == "dplr" else None
     fast = None
     if arithmetic != "ball":
-        if dm is None:
+        if mod.kind != "dplr":
             fast = _diagonal_float64(mod, heads, channels, L)
         else:
-            fast = dplr_float64(dm.models, dm.l_kernel, L, conjugate_pairs=dm.conjugate_pairs)
+            fast = dplr_float64_module(mod, heads, L, 2 * START_PREC)
+    models: dict[int, Any] = {}      # the ball models of a head, formed when a kernel needs them
+
+    def model(c: int, i: int):
+        if i not in models:
+            models[i] = dplr_module(mod, 2 * START_PREC, [heads[i]])
+        return models[i].models[c][0], models[i].l_kernel
     accepted = np.zeros((channels, len(heads)), dtype=bool)
     if fast is not None and L > 0:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
@@ -287,14 +292,14 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
             if accepted[c, i]:
                 continue
             try:
-                if dm is None:
+                if mod.kind != "dplr":
                     m, r, t, p, e = _diagonal_kernel(mod, h, c, L, eps, max_prec)
                     a = "ball"
                 else:
                     # the float64 pass's midpoints give the relative target without a rerun
                     known = eps if eps is not None or fast is None or not np.all(np.isfinite(fast[1][c, i])) \
                         else _target(None, fast[0][c, i])
-                    m, r, t, p, a, e = _dplr_kernel(dm.models[c][i], dm.l_kernel, L, known, max_prec,
+                    m, r, t, p, a, e = _dplr_kernel(*model(c, i), L, known, max_prec,
                                                     f"channel {c}, head {h}", arithmetic)
             except _Refusal as why:
                 # this kernel is reported; the others still finish (its disks say nothing: rad = inf)

@@ -16,9 +16,13 @@ from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde, c_tilde as form_c_tilde
 from ...algorithms.s4.dplr import DPLR
 from ...algorithms.s4.midrad_batch import Head, filter_kernels_midrad
+from ...algorithms.s4.dplr_arrays import filter_kernels_arrays
 from ...arith import BallField, fpenv
+from ...arith.midrad import RangeError
 from .. import routing
 from ..ball_run import C_TILDE_METHOD
+from .layouts import KernelModule
+from .semantics import dplr_arrays, dplr_module
 
 #: bits of the balls of the set-up and of any C~ formed here (as the single route's)
 SETUP_PREC = 128
@@ -83,4 +87,41 @@ def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progres
     # the kernel is real: |Re K - Re mid| <= |K - mid| <= rad
     mid[:, where] = m.real.reshape(len(where), channels, L).transpose(1, 0, 2)
     rad[:, where] = r.reshape(len(where), channels, L).transpose(1, 0, 2)
+    return mid, rad
+
+
+def dplr_float64_module(mod: KernelModule, heads: list[int], L: int, prec: int,
+                        progress=None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(mid, rad) of shape (channels, len(heads), L) for every kernel of a DPLR module, as
+    :func:`dplr_float64` gives them, or None when the floating-point environment rules the
+    route out.  When the module is conjugate-closed and its C~ is stored for the grid's M
+    points, the heads are first set up all at once on double-double disks
+    (``algorithms.s4.dplr_arrays``: no ball per element); the heads that set-up does not
+    decide, and every head of another module, are set up in balls (``dplr_module`` at
+    ``prec`` bits, then :func:`dplr_float64`)."""
+    if not fpenv.probe().ok:
+        return None
+    M = next_power_of_two(L)
+    todo = list(range(len(heads)))
+    mid = rad = None
+    arrays = dplr_arrays(mod, heads)
+    if arrays is not None and arrays[1] == M and L > 0:
+        a, _ = arrays
+        channels = a.Ct.rh.shape[0]
+        try:
+            m, r, failed = filter_kernels_arrays(a, L, check_g=True, progress=progress)
+        except RangeError:
+            failed = None
+        if failed is not None:
+            mid = m.real.reshape(len(heads), channels, L).transpose(1, 0, 2).copy()
+            rad = r.reshape(len(heads), channels, L).transpose(1, 0, 2).copy()
+            todo = sorted({row // channels for row in failed})
+    if todo:
+        dm = dplr_module(mod, prec, [heads[i] for i in todo])
+        sub = dplr_float64(dm.models, dm.l_kernel, L, progress=progress, conjugate_pairs=dm.conjugate_pairs)
+        if sub is None:
+            return None
+        if mid is None:
+            return sub
+        mid[:, todo], rad[:, todo] = sub
     return mid, rad

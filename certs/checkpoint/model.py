@@ -177,9 +177,10 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
         length = L if L is not None else default_length(mod, ck.hyper_parameters)
         if length is None:
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
-        # a diagonal module's float64 pass is vectorized over its heads; ball runs (asked
-        # for, or forced by an eps no float64 disk can meet) are not
-        vectorized = mod.kind == "diag" and arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS)
+        # the float64 passes (a diagonal module's, and a DPLR module's set-up on arrays) are
+        # vectorized over the heads; ball runs (asked for, or forced by an eps no float64
+        # disk can meet) are not
+        vectorized = arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS)
         per_head = module_channels(mod) * length if vectorized else 0
         for heads in head_groups(module_heads(mod), per_head):
             tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))

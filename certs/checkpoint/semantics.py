@@ -273,6 +273,40 @@ def _annotated_module(mod: KernelModule, prec: int, heads: list[int] | None) -> 
     return DPLRModule(models, None, 1, H, N)
 
 
+def _l_kernel(mod: KernelModule) -> int:
+    lk = mod.tensors.get("l_kernel", mod.tensors.get("L"))
+    l_kernel = 0 if lk is None else int(np.asarray(lk).reshape(-1)[0]) if np.asarray(lk).size == 1 else -1
+    if l_kernel < 0 or l_kernel > 1 << 24:
+        raise ValueError(f"l_kernel: expected one integer in [0, 2^24], got {lk!r}")
+    return l_kernel
+
+
+def _dplr_P(mod: KernelModule, n_ssm: int, N2: int) -> np.ndarray:
+    P = _complex_view(mod.tensors["P"], "P")
+    if P.ndim == 3:
+        P = P[None]
+    if P.ndim != 4 or P.shape[1] != n_ssm or P.shape[2] != N2:
+        raise ValueError(f"P: expected shape (rank, {n_ssm}, {N2}, 2), got {mod.tensors['P'].shape}")
+    return P
+
+
+def dplr_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 256) -> tuple | None:
+    """The models of :func:`dplr_module` as double-double disks (``algorithms.s4.dplr_arrays``):
+    ``(DPLRArrays, l_kernel)`` for ``heads``, the first half of each conjugate-closed
+    state (lam, B and P scaled by the step, Q = P, C~ the conjugate of the stored C), or
+    None for a layout that is not conjugate-closed (the Annotated S4)."""
+    if mod.layout == "annotated-s4":
+        return None
+    from ...algorithms.s4.dplr_arrays import DPLRArrays
+    d = diagonal_arrays(mod, heads, prec)
+    re = _diag_parameters(mod)[0]
+    N2 = d.lam.rh.shape[1]
+    P = _dplr_P(mod, re.shape[0], N2)
+    k = (np.arange(d.lam.rh.shape[0]) if heads is None else np.asarray(heads)) % re.shape[0]
+    p = [DD.exact(P[i, k, :, 0] + 1j * P[i, k, :, 1]) for i in range(P.shape[0])]
+    return DPLRArrays(d.dt.mul(d.lam), d.dt.mul(d.B), [d.dt.mul(x) for x in p], p, d.C.conj()), _l_kernel(mod)
+
+
 def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DPLRModule:
     """The DPLR models of a module (balls at ``prec`` bits), one per (channel, head in
     ``heads``; default all, indexed by position in ``heads``).  ``l_kernel`` None means
@@ -280,19 +314,12 @@ def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) ->
     if mod.layout == "annotated-s4":
         return _annotated_module(mod, prec, heads)
     re, im, sign, B, C = _diag_parameters(mod)
-    P = _complex_view(mod.tensors["P"], "P")
-    if P.ndim == 3:
-        P = P[None]
     channels, H, N2 = C.shape[0], C.shape[1], C.shape[2]
     n_ssm = re.shape[0]
     _heads(H, n_ssm, "A")
-    if P.ndim != 4 or P.shape[1] != n_ssm or P.shape[2] != N2:
-        raise ValueError(f"P: expected shape (rank, {n_ssm}, {N2}, 2), got {mod.tensors['P'].shape}")
+    P = _dplr_P(mod, n_ssm, N2)
     steps, dt_t = _steps(mod, H, N2)
-    lk = mod.tensors.get("l_kernel", mod.tensors.get("L"))
-    l_kernel = 0 if lk is None else int(np.asarray(lk).reshape(-1)[0]) if np.asarray(lk).size == 1 else -1
-    if l_kernel < 0 or l_kernel > 1 << 24:
-        raise ValueError(f"l_kernel: expected one integer in [0, 2^24], got {lk!r}")
+    l_kernel = _l_kernel(mod)
     s = mod.settings
     heads = _head_list(heads, H)
     models = [[None] * len(heads) for _ in range(channels)]

@@ -91,9 +91,61 @@ def test_relative_target_from_the_pass_when_it_misses(monkeypatch):
 
 def test_ball_arithmetic_keeps_to_balls(monkeypatch):
     """arithmetic="ball": no float64 pass and every kernel certified in balls."""
-    monkeypatch.setattr(certify, "dplr_float64", lambda *a, **k: (_ for _ in ()).throw(AssertionError("pass ran")))
+    monkeypatch.setattr(certify, "dplr_float64_module", lambda *a, **k: (_ for _ in ()).throw(AssertionError("pass ran")))
     name = DPLR_FIXTURES[0]
     meta, ref = fixture(name)
     k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=1e-10, arithmetic="ball", **options_of(meta)).kernels[0]
     assert k.status == "ok" and k.info["arithmetic"] == ["ball"]
     assert np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+
+
+def _l_is_m(name: str) -> bool:
+    """The fixture's C~ is stored for the grid's M points of its kernel length."""
+    from s4cert.certs.checkpoint.reader import read_checkpoint
+    meta, ref = fixture(name)
+    L = int(ref["L"])
+    lk = [v for k, v in read_checkpoint(DATA / f"{name}.pt").tensors.items() if k.endswith("l_kernel")]
+    return len(lk) == 1 and int(np.asarray(lk[0]).reshape(-1)[0]) == 1 << max(0, (L - 1).bit_length())
+
+
+def test_conjugate_closed_modules_are_set_up_on_arrays(monkeypatch):
+    """Where C~ is stored for M points (ranks 1 and 2) no head is set up in balls: every
+    kernel comes from the arrays' set-up (algorithms/s4/dplr_arrays.py) and contains the
+    reference's float64 kernel; the other fixtures' heads are set up in balls."""
+    calls = []
+    real = fast.dplr_module
+    monkeypatch.setattr(fast, "dplr_module", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    on_arrays = 0
+    for name in DPLR_FIXTURES:
+        meta, ref = fixture(name)
+        calls.clear()
+        eps = 1e-9 * float(np.max(np.abs(ref["float64"])))
+        k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=eps, **options_of(meta)).kernels[0]
+        assert k.status == "ok" and k.max_rad <= eps
+        assert np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+        assert (calls == []) == _l_is_m(name)
+        on_arrays += calls == []
+    assert on_arrays >= 2
+
+
+def test_heads_the_arrays_do_not_decide_are_set_up_in_balls(monkeypatch):
+    """A head the arrays' set-up reports (here forced) is set up in balls, alone, and its
+    kernels are still contained."""
+    from s4cert.algorithms.s4 import dplr_arrays
+    name = next(n for n in DPLR_FIXTURES if _l_is_m(n))
+    meta, ref = fixture(name)
+    real = dplr_arrays.setup_arrays
+
+    def one_undecided(a, check_g):
+        st = real(a, check_g)
+        st.ok[0] = False
+        st.why[0] = "forced"
+        return st
+    monkeypatch.setattr(dplr_arrays, "setup_arrays", one_undecided)
+    calls = []
+    real_module = fast.dplr_module
+    monkeypatch.setattr(fast, "dplr_module", lambda *a, **k: calls.append(a[2]) or real_module(*a, **k))
+    eps = 1e-9 * float(np.max(np.abs(ref["float64"])))
+    k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=eps, **options_of(meta)).kernels[0]
+    assert calls == [[0]]
+    assert k.status == "ok" and np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))

@@ -39,7 +39,7 @@ from flint import ctx
 from ...arith import BallField
 from ...arith.midrad import MR, U, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd, sum_upper, up
 from ..linalg import dot
-from . import correction
+from . import correction, transfer_loop
 from ..dft import next_power_of_two
 from .dplr import DPLR, check_length
 from .midrad import _disks, cauchy_direct_midrad, disk_setup, idft_midrad_rows, transfer_disks
@@ -141,7 +141,10 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
     blocks = {key: _concat([p.blocks[c][key] for p, c in kernels]) for key in keys}
     minus_one = correction.minus_one_index(M)
     at = None if minus_one is None else minus_one + Mh * np.arange(K)
-    H, _ = transfer_disks(blocks, MR(np.tile(Z.mid[:Mh], K), np.tile(Z.rad[:Mh], K)), r, at)
+    if r == 1 and transfer_loop.use(K * Mh):
+        H = transfer_loop.transfer_rank_one(blocks, Z, Mh, at)      # the same operations, compiled
+    else:
+        H, _ = transfer_disks(blocks, MR(np.tile(Z.mid[:Mh], K), np.tile(Z.rad[:Mh], K)), r, at)
     if at is not None:
         if all(p.minus_one is not None for p, _ in kernels):
             h = _concat([p.minus_one[c] for p, c in kernels])

@@ -8,6 +8,8 @@ w_j is exactly 1 or i) and u |out|_1 for the sum; the input disks' radii add the
 """
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -15,12 +17,15 @@ import numpy as np
 from ...arith.midrad import LARGE, MR, RangeError, U, sum_upper, up
 
 
+@lru_cache(maxsize=8)
 def bit_reverse(M: int) -> np.ndarray:
+    """The bit-reversal permutation of 0..M-1 (cached; read-only)."""
     bits = M.bit_length() - 1
     idx = np.arange(M)
     rev = np.zeros(M, dtype=np.int64)
     for b in range(bits):
         rev |= ((idx >> b) & 1) << (bits - 1 - b)
+    rev.setflags(write=False)
     return rev
 
 
@@ -33,13 +38,16 @@ def idft_midrad(H: MR, Z: MR, per_entry: bool = False) -> tuple[np.ndarray, Any]
     return mid[0], (R[0] if per_entry else float(R[0]))
 
 
-def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool = False) -> tuple:
+def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool = False,
+                     _compiled: bool | None = None) -> tuple:
     """``idft_midrad`` of every row of the (K, M) disk array (Hmid, Hrad) at once: the
     rows' midpoints and, per row, one bound R_i with |K_ij - mid_ij| <= R_i, or with
     ``per_entry`` a (K, M) array of bounds R_ij, one per entry.  The transform's rounding
     is bounded entry by entry from the magnitudes each butterfly actually meets
     (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
+    if compiled(K * M) if _compiled is None else _compiled:
+        return _compiled_rows(Hmid, Hrad, Z, per_entry)
     h = Hmid[:, bit_reverse(M)]
     # The first stages (sizes up to S0) run on a transposed copy, entry b S0 + r at [r, b], so
     # that every numpy call runs along rows of M/S0 entries rather than blocks of size/2; the
@@ -107,6 +115,11 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
         size *= 2
     if M <= S0:                                     # every stage ran on the transposed copy
         X, E = back(X), back(E)
+    return _finish(X, E, Hrad, M, per_entry)
+
+
+def _finish(X: np.ndarray, E: np.ndarray, Hrad: np.ndarray, M: int, per_entry: bool) -> tuple:
+    """The midpoints over M and the bounds from the last stage's values X (2, K, M) and E."""
     # an overflow anywhere leaves an inf or NaN in X or E (neither becomes finite again)
     if not (float(np.max(np.abs(X), initial=0.0)) <= LARGE and float(np.max(E, initial=0.0)) <= LARGE):
         raise RangeError("the inverse transform left the safe range")
@@ -117,3 +130,93 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     mean_rad = sum_upper(np.sum(Hrad, axis=1), M) / M
     R = up(up(mean_rad)[:, None] + up(E / M))
     return mid, (R if per_entry else np.max(R, axis=1))
+
+
+_TWIDDLES: list = []     # (M, Z.mid, Z.rad, twiddles): the last few, reused for the same disks
+
+
+def _twiddles(M: int, Z: MR) -> tuple:
+    """Per stage (size 2^(s+1)) the twiddles conj(z_(jM/size)) and their bounds t_j, as
+    ``idft_midrad_rows`` forms them, in rows of (log2 M) x M/2 arrays; and whether the
+    first stage's twiddle is exactly 1.  Reused while the same root disks come back."""
+    for m, zm, zr, out in _TWIDDLES:
+        if m == M and np.array_equal(zm, Z.mid) and np.array_equal(zr, Z.rad):
+            return out
+    out = _form_twiddles(M, Z)
+    _TWIDDLES[:] = _TWIDDLES[-3:] + [(M, Z.mid.copy(), Z.rad.copy(), out)]
+    return out
+
+
+def _form_twiddles(M: int, Z: MR) -> tuple:
+    stages = max(1, M.bit_length() - 1)
+    wr, wi, t = np.zeros((stages, max(1, M // 2))), np.zeros((stages, max(1, M // 2))), np.zeros((stages, max(1, M // 2)))
+    size, s, first_one = 2, 0, False
+    while size <= M:
+        half = size // 2
+        idx = np.arange(half) * (M // size)
+        w = np.conj(Z.mid[idx])
+        tt = up(up(2.01 * U * up(np.abs(w.real) + np.abs(w.imag))) + Z.rad[idx])
+        if w[0] == 1:
+            tt[0] = 0.0
+        if size >= 4 and w[size // 4] == 1j:
+            tt[size // 4] = 0.0
+        if size == 2:
+            first_one = bool(w[0] == 1)
+        wr[s, :half], wi[s, :half], t[s, :half] = w.real, w.imag, tt
+        size, s = size * 2, s + 1
+    return wr, wi, t, first_one
+
+
+def _compiled_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool) -> tuple:
+    """``idft_midrad_rows`` by the compiled loops (``idft_jit``): the same operations on each
+    entry in the same order, the stages in place."""
+    from .idft_jit import finish, load, stages
+    K, M = Hmid.shape
+    xr, xi, A, E = np.empty((K, M)), np.empty((K, M)), np.empty((K, M)), np.zeros((K, M))
+    load(np.ascontiguousarray(Hmid, dtype=np.complex128), bit_reverse(M), xr, xi, A)
+    wr, wi, t, first_one = _twiddles(M, Z)
+    if M >= 2:
+        stages(xr, xi, E, A, wr, wi, t, first_one)
+    stages_n = max(1, M.bit_length() - 1)
+    mean = sum_upper(np.sum(Hrad, axis=1), M) / M
+    mid, R = np.empty((K, M), dtype=np.complex128), np.empty((K, M))
+    if not finish(xr, xi, E, np.ascontiguousarray(mean, dtype=np.float64), float(M), 1 + 5 * stages_n * U,
+                  M * 2.0 ** -1070, mid, R):
+        raise RangeError("the inverse transform left the safe range")
+    return mid, (R if per_entry else np.max(R, axis=1))
+
+
+#: fewer entries than this stay on numpy (the compiled loop's first use costs numba's import)
+MIN_ENTRIES = 1 << 14
+
+
+@lru_cache(maxsize=1)
+def available() -> bool:
+    """Whether the compiled stages may run: the rows loop of ``midrad_rows`` passed its
+    bitwise check in this process (numba, the same compiler settings), and the compiled
+    stages give bitwise the numpy stages' midpoints and bounds on a probe."""
+    from . import midrad_rows
+    if midrad_rows.compiled(1 << 40) is None:
+        return False
+    from ...arith.midrad import roots_of_unity
+    rng = np.random.default_rng(20261201)
+    for M in (1, 2, 64):
+        H = rng.standard_normal((3, M)) * 10.0 ** rng.integers(-30, 30, (3, 1)) + 1j * rng.standard_normal((3, M))
+        H[0, :2] = -0.0
+        Z = roots_of_unity(M)
+        rad = rng.random(H.shape) * 1e-17
+        want = idft_midrad_rows(H, rad, Z, per_entry=True, _compiled=False)
+        got = _compiled_rows(H, rad, Z, True)
+        if not (midrad_rows.same_floats(want[0].real, got[0].real) and midrad_rows.same_floats(want[0].imag, got[0].imag)
+                and midrad_rows.same_floats(want[1], got[1])):
+            return False
+    return True
+
+
+def compiled(entries: int) -> bool:
+    """Whether to run the compiled stages on ``entries`` entries (``S4CERT_COMPILED`` as in
+    ``midrad_rows``: "0" never, "1" whenever ``available``, else from ``MIN_ENTRIES`` on)."""
+    mode = os.environ.get("S4CERT_COMPILED", "auto")
+    if mode == "0" or (entries < MIN_ENTRIES and mode != "1"):
+        return False
+    return available()

@@ -1,0 +1,86 @@
+"""The compiled loop of ``midrad_idft`` (imported only when numba is installed): the
+radix-2 stages of ``idft_midrad_rows`` in place, butterfly by butterfly, with the same
+operations on each entry in the same order (proofs/midrad_filter.md, Lemma 11)."""
+from __future__ import annotations
+
+import numba
+
+from ...arith.midrad import LARGE, U, UNDERFLOW
+
+UP, TINY4 = 1.0 + 4 * U, 4 * UNDERFLOW
+
+
+def _jit(f):
+    try:     # cached where numba can write (the package's __pycache__, else the user's cache)
+        return numba.njit(cache=True, nogil=True, error_model="numpy")(f)
+    except RuntimeError:
+        return numba.njit(nogil=True, error_model="numpy")(f)
+
+
+@_jit
+def stages(xr, xi, E, A, wr, wi, t, skip_first):  # pragma: no cover (compiled)
+    """Rows of bit-reversed midpoints (xr, xi: K x M), their bounds E (zeros) and |x|_1 (A),
+    transformed in place; wr, wi, t: per stage s (size 2^(s+1)) the twiddles' parts and
+    bounds at j < size/2 (rows of a (log2 M) x M/2 array).  ``skip_first``: the first
+    stage's twiddle is exactly 1 and its products are skipped (p = o)."""
+    K, M = xr.shape
+    size, s = 2, 0
+    while size <= M:
+        half = size // 2
+        for row in range(K):
+            ar, ai, e_, a_ = xr[row], xi[row], E[row], A[row]
+            for b in range(0, M, size):
+                for j in range(half):
+                    lo, hi = b + j, b + j + half
+                    er, ei, orr, oi = ar[lo], ai[lo], ar[hi], ai[hi]
+                    if s == 0 and skip_first:
+                        pr, pi = orr, oi
+                    else:
+                        c, d = wr[s, j], wi[s, j]
+                        pr = c * orr - d * oi
+                        pi = c * oi + d * orr
+                    ur, ui = er + pr, ei + pi
+                    vr, vi = er - pr, ei - pi
+                    o1 = a_[hi] * t[s, j]
+                    o1 = o1 + e_[lo]
+                    o1 = o1 + e_[hi]
+                    an_lo = abs(ur) + abs(ui)
+                    an_hi = abs(vr) + abs(vi)
+                    ar[lo], ai[lo], ar[hi], ai[hi] = ur, ui, vr, vi
+                    a_[lo], a_[hi] = an_lo, an_hi
+                    e_[lo] = an_lo * U + o1
+                    e_[hi] = an_hi * U + o1
+        size *= 2
+        s += 1
+
+
+@_jit
+def load(h, rev, xr, xi, A):  # pragma: no cover (compiled)
+    """The rows of h in bit-reversed order, as parts, and their |x|_1."""
+    K, M = h.shape
+    for row in range(K):
+        for i in range(M):
+            v = h[row, rev[i]]
+            xr[row, i], xi[row, i] = v.real, v.imag
+            A[row, i] = abs(v.real) + abs(v.imag)
+
+
+@_jit
+def finish(xr, xi, E, mean, M, c1, c2, mid, R):  # pragma: no cover (compiled)
+    """``midrad_idft._finish`` entry by entry: mid = x / M as numpy divides a complex by
+    M + 0i, R = up(up(mean) + up(up(up(E c1) + c2) / M)); returns False when some value
+    or bound is not finite or exceeds 2^400."""
+    K = xr.shape[0]
+    ok = True
+    rat = 0.0 / M
+    scl = 1.0 / (M + 0.0 * rat)
+    for row in range(K):
+        m = mean[row] * UP + TINY4
+        for j in range(xr.shape[1]):
+            a, b, e = xr[row, j], xi[row, j], E[row, j]
+            ok = ok and abs(a) <= LARGE and abs(b) <= LARGE and e <= LARGE
+            mid[row, j] = complex((a + b * rat) * scl, (b - a * rat) * scl)
+            e2 = (e * c1) * UP + TINY4
+            e2 = (e2 + c2) * UP + TINY4
+            R[row, j] = (m + (e2 / M) * UP + TINY4) * UP + TINY4
+    return ok

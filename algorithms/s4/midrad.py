@@ -157,8 +157,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     ``roots`` and ``poles`` are double-float pairs with a radius, ``(hi, lo, R)`` with
     |x - hi - lo| <= R.  Both are first rebased so that their high parts lie on one grid
     g, on which the high parts' difference is exact; the difference d = z_k - mu_j is
-    then rounded once, to u |d|, and 1/d is formed by two divisions by fl(|d|^2), to
-    3u |1/d| (Lemmas 8-9).  The terms q = 1/d are cut into a slice on the grid tau 2^-beta
+    then rounded once, to u |d|, and 1/d is formed by two products with fl(1/fl(|d|^2)),
+    to 4u |1/d| (Lemmas 8-9).  The terms q = 1/d are cut into a slice on the grid tau 2^-beta
     (tau from the root's largest |q|) and a rest, the weights likewise (sigma from the
     set's largest |a|): the slices' matrix product is exact, only the small rest is
     rounded, so the sums' rounding is one rounding of the result (Lemma 10).  A weight set
@@ -211,7 +211,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
             + float(np.max(modulus_upper(pl))))
     R0 = up(up(up(zR + pR) + up(ez + ep)) + up(1.01 * U * LO))
     s_a = up(Am + Arad)
-    a_rho = up((1 + 8 * U) * up((1 + 3.01 * U) * Arad))     # |q| rad a, per unit of T
+    a_rho = up((1 + 8 * U) * up((1 + 4.01 * U) * Arad))     # |q| rad a, per unit of T
     a_u = up((1 + 8 * U) * up(U * s_a))                     # |1/d - q| |a|, per unit of c u T
     # per block, the rows a_rho + c_q a_u above the bounded sets' rows: one product with T
     GT = np.empty((K + nb, n))
@@ -255,8 +255,8 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         kappa = up(up(R0 * tmax_b) + 1.01 * U)        # >= rho t on the block (Lemma 9)
         if not kappa <= 0.25:
             raise RangeError("the disks of a pole and a root are too wide for their distance")
-        # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 3.01
-        c_q = up(up(1.0 / down(1 - kappa)) + 3.01)
+        # |1/d - q| <= (c_q u + R0 t_max / (1 - kappa)) t, c_q = 1/(1 - kappa) + 4.01
+        c_q = up(up(1.0 / down(1 - kappa)) + 4.01)
         c_q = up(c_q + up(up(R0 * tmax_b) / up(U * down(1 - kappa))))
         # a power of two >= every part of the root's q (Lemma 9): for the numpy passes one for
         # the whole block when its roots' largest |q| lie within 2^8 of each other (the rest's

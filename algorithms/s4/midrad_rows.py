@@ -6,7 +6,7 @@ step forms, with these operations in this order (proofs/midrad_filter.md, Lemmas
 
     dre = (zr_k - pr_j) + (zlr_k - plr_j)      dim = (zi_k - pi_j) + (zli_k - pli_j)
     nrm = dre * dre + dim * dim
-    inv = 1 / nrm      qr = dre / nrm      qi = dim / nrm
+    inv = 1 / nrm      qr = dre * inv      qi = dim * inv
 
 and the per-root maxima of ``inv`` (NaN where one is NaN, as ``ndarray.max``).  The second
 step cuts each q exactly into a slice on the grid of C_t = 1.5 2^(52 - beta) tau and a rest
@@ -64,8 +64,8 @@ def rows_numpy(z: tuple, p: tuple, s: int, e: int, rows: np.ndarray, inv: np.nda
     nrm += np.multiply(dim, dim, out=tmp)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # the caller refuses 0 and overflow
         np.divide(1.0, nrm, out=inv)                   # 1/|d|^2
-        np.divide(dre, nrm, out=dre)                   # Re(1/d)
-        np.divide(dim, nrm, out=dim)                   # -Im(1/d)
+        np.multiply(dre, inv, out=dre)                 # Re(1/d)
+        np.multiply(dim, inv, out=dim)                 # -Im(1/d)
     return inv.max(axis=0)
 
 
@@ -124,8 +124,8 @@ def _loops():
                 nrm = dre * dre + dim * dim
                 x = 1.0 / nrm
                 v[j] = x
-                row[2 * n + j] = dre / nrm
-                row[3 * n + j] = dim / nrm
+                row[2 * n + j] = dre * x
+                row[3 * n + j] = dim * x
                 bad |= x != x
             m = np.int64(0)
             for j in range(n):

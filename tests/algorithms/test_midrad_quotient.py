@@ -205,9 +205,9 @@ def test_sums_with_low_parts_and_bounds_contain_the_exact_sums(problem):
             assert abs(ref_hi.value[k]).upper() <= arb(float(ubs[0][k]))
 
 
-def test_sum_radius_is_about_four_u_of_the_absolute_sum():
-    """The sums' rounding constant (Lemmas 8-9: u for the difference, 3u for 1/d): a pole
-    1e-6 from a root, the radius within 4.2 u sum |a_j| / |z - mu_j| (+ u |S|)."""
+def test_sum_radius_is_about_five_u_of_the_absolute_sum():
+    """The sums' rounding constant (Lemmas 8-9: u for the difference, 4u for 1/d): a pole
+    1e-6 from a root, the radius within 5.2 u sum |a_j| / |z - mu_j| (+ u |S|)."""
     M = 256
     z0 = complex(math.cos(2 * math.pi * 3 / M), -math.sin(2 * math.pi * 3 / M))
     poles = [z0 * (1 + 1e-6), 0.3 + 0.2j, -1.7j]
@@ -216,7 +216,7 @@ def test_sum_radius_is_about_four_u_of_the_absolute_sum():
                                    [MR.exact(a)])
     z = np.exp(-2j * np.pi * np.arange(M) / M)
     absum = np.abs(a)[None, :] / np.abs(z[:, None] - np.array(poles)[None, :])
-    bound = 4.2 * U * absum.sum(axis=1) + 1.5 * U * np.abs(sums[0].mid)
+    bound = 5.2 * U * absum.sum(axis=1) + 1.5 * U * np.abs(sums[0].mid)
     assert np.all(sums[0].rad <= bound)
 
 

@@ -200,7 +200,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     (W1r, W1i), (W2r, W2i), (Wr, Wi) = lay(A1), lay(A2), lay(A)   # 2K x n: the products' left factors
     # per block two products: [a1; a2] against the rows [q1r; q1i] (E, exact, above the first
     # half of Y) and a against [q2r; q2i] (the second half of Y)
-    left1, left2 = np.block([[W1r, W1i], [W2r, W2i]]), np.hstack([Wr, Wi])
+    left1, left2 = np.vstack([np.hstack([W1r, W1i]), np.hstack([W2r, W2i])]), np.hstack([Wr, Wi])
     one = lambda X: up(np.abs(X.real) + np.abs(X.imag))
     rank1 = up(up(2 * np.sum(one(A2), axis=0)) + up(2.0 ** -beta * np.sum(one(A), axis=0)))
     # the folding's roundings (u |A2| per part, against |q1| <= 2 tau) and q2 lo (|q2| <= tau 2^-beta)

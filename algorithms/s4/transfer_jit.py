@@ -8,6 +8,8 @@ from ...arith.midrad import LARGE, SMALL, U, UNDERFLOW
 
 UP, TINY4, TINY2, TINY8 = 1.0 + 4 * U, 4 * UNDERFLOW, 2 * UNDERFLOW, 8 * UNDERFLOW
 C29, C302, DOWN4 = 2.9 * U, 3.02 * U, 1 - 4 * U
+#: 1 - 2^-53, exactly: fl(x (1 - 2^-53)) is the next float below x for every positive normal x
+BELOW = 1.0 - U
 
 
 def _jit(f):
@@ -24,7 +26,9 @@ def up(x):  # pragma: no cover (compiled)
 
 @_jit
 def down(x):  # pragma: no cover (compiled)
-    return np.nextafter(x, -np.inf)
+    # np.nextafter(x, -inf) for positive normal x, as every argument is here where the
+    # operation does not refuse (see inv); a product, so that the loop vectorizes
+    return x * BELOW
 
 
 @_jit
@@ -43,7 +47,7 @@ def add(ar, ai, ad, br, bi, bd, sign):  # pragma: no cover (compiled)
     mr = ar + br if sign > 0 else ar - br
     mi = ai + bi if sign > 0 else ai - bi
     r = up(up(ad + bd) + up(U * modulus_up(mr, mi)))
-    return mr, mi, r, bad(mr) or bad(mi) or bad(r)
+    return mr, mi, r, bad(mr) | bad(mi) | bad(r)
 
 
 @_jit
@@ -55,13 +59,15 @@ def mul(ar, ai, ad, br, bi, bd):  # pragma: no cover (compiled)
     r = up(r + up(ad * bd))
     r = up(r + up(up(C29 * aa) * ab))
     r = up(r + TINY8)
-    return mr, mi, r, bad(mr) or bad(mi) or bad(r)
+    return mr, mi, r, bad(mr) | bad(mi) | bad(r)
 
 
 @_jit
 def inv(br, bi, bd):  # pragma: no cover (compiled)
     ell = max(abs(br), abs(bi))
-    refuse = not (ell > bd and ell >= SMALL and ell <= LARGE)
+    # not refused: ell >= 2^-400 and ell - bd > 0 is at least an ulp of ell, so each down()
+    # below takes a positive normal number
+    refuse = not ((ell > bd) & (ell >= SMALL) & (ell <= LARGE))
     n = br * br + bi * bi
     mr = br / n
     mi = -bi / n
@@ -69,29 +75,33 @@ def inv(br, bi, bd):  # pragma: no cover (compiled)
     t = up(1.0 / ell)
     den = down(ell * down(ell - bd))
     r = up(up(bd / den) + up(C302 * t))
-    return mr, mi, r, refuse or bad(r)
+    return mr, mi, r, refuse | bad(r)
 
 
 @_jit
-def transfer(zr, zi, zd, Mh, x, xd, u, ud, v, vd, T, Td, skip, H, Hd):  # pragma: no cover (compiled)
+def transfer(zr, zi, zd, Mh, xr, xi, xd, ur, ui, ud, vr, vi, vd, Tr, Ti, Td, skip, Hr, Hi, Hd):  # pragma: no cover
+    """H per position (the arrays' parts and radii, contiguous; the roots repeat with period
+    Mh); returns True when some check failed."""
     fail = False
-    for i in range(x.shape[0]):
-        k = i % Mh
-        # beta = (z + 1) * 0.5: MR add, then scale by 0.5 (exact unless it underflows)
-        sr, si, sd, f0 = add(zr[k], zi[k], zd[k], 1.0, 0.0, 0.0, 1)
-        br, bi = sr * 0.5, si * 0.5
-        bd = up(up(sd * 0.5) + TINY2)
-        f0 = f0 or bad(br) or bad(bi) or bad(bd)
-        tr, ti, td, f1 = mul(br, bi, bd, T[i].real, T[i].imag, Td[i])
-        wr, wi, wd, f2 = add(1.0, 0.0, 0.0, tr, ti, td, 1)
-        if skip[i]:
-            wr, wi, wd = 1.0, 0.0, 0.0
-        jr, ji, jd, f3 = inv(wr, wi, wd)
-        Xr, Xi, Xd, f4 = mul(jr, ji, jd, v[i].real, v[i].imag, vd[i])
-        pr, pi, pd, f5 = mul(u[i].real, u[i].imag, ud[i], Xr, Xi, Xd)
-        qr, qi, qd, f6 = mul(br, bi, bd, pr, pi, pd)
-        hr, hi, hd, f7 = add(x[i].real, x[i].imag, xd[i], qr, qi, qd, -1)
-        H[i] = complex(hr, hi)
-        Hd[i] = hd
-        fail = fail or f0 or f1 or f2 or f3 or f4 or f5 or f6 or f7
+    for start in range(0, xr.shape[0], Mh):
+        for k in range(Mh):
+            i = start + k
+            # beta = (z + 1) * 0.5: MR add, then scale by 0.5 (exact unless it underflows)
+            sr, si, sd, f0 = add(zr[k], zi[k], zd[k], 1.0, 0.0, 0.0, 1)
+            br, bi = sr * 0.5, si * 0.5
+            bd = up(up(sd * 0.5) + TINY2)
+            f0 = f0 | bad(br) | bad(bi) | bad(bd)
+            tr, ti, td, f1 = mul(br, bi, bd, Tr[i], Ti[i], Td[i])
+            wr, wi, wd, f2 = add(1.0, 0.0, 0.0, tr, ti, td, 1)
+            one = skip[i]
+            wr = 1.0 if one else wr
+            wi = 0.0 if one else wi
+            wd = 0.0 if one else wd
+            jr, ji, jd, f3 = inv(wr, wi, wd)
+            Xr, Xi, Xd, f4 = mul(jr, ji, jd, vr[i], vi[i], vd[i])
+            pr, pi, pd, f5 = mul(ur[i], ui[i], ud[i], Xr, Xi, Xd)
+            qr, qi, qd, f6 = mul(br, bi, bd, pr, pi, pd)
+            hr, hi, hd, f7 = add(xr[i], xi[i], xd[i], qr, qi, qd, -1)
+            Hr[i], Hi[i], Hd[i] = hr, hi, hd
+            fail = fail | f0 | f1 | f2 | f3 | f4 | f5 | f6 | f7
     return fail

@@ -87,13 +87,15 @@ def transfer_rank_one(blocks: dict, Z: MR, Mh: int, skip: np.ndarray | None) -> 
     positions of z = -1 (W taken as exactly 1 there; the caller sets H)."""
     x, u, v, T = blocks[("C", "B")], blocks[("C", 0)], blocks[(0, "B")], blocks[(0, 0)]
     n = len(x)
-    mask = np.zeros(n, dtype=bool)
+    mask = np.zeros(n, dtype=np.bool_)
     if skip is not None:
         mask[skip] = True
-    H, Hd = np.empty(n, dtype=np.complex128), np.empty(n)
+    Hr, Hi, Hd = np.empty(n), np.empty(n), np.empty(n)
     c = np.ascontiguousarray
-    fail = _loop()(c(Z.mid.real[:Mh]), c(Z.mid.imag[:Mh]), c(Z.rad[:Mh]), Mh, c(x.mid), c(x.rad), c(u.mid), c(u.rad),
-                   c(v.mid), c(v.rad), c(T.mid), c(T.rad), mask, H, Hd)
+    parts = [a for d in (x, u, v, T) for a in (c(d.mid.real), c(d.mid.imag), c(d.rad))]
+    fail = _loop()(c(Z.mid.real[:Mh]), c(Z.mid.imag[:Mh]), c(Z.rad[:Mh]), Mh, *parts, mask, Hr, Hi, Hd)
     if fail:
         raise RangeError("a disk of the per-root algebra is out of range or a divisor not certainly nonzero")
+    H = np.empty(n, dtype=np.complex128)
+    H.real, H.imag = Hr, Hi
     return MR(H, Hd)

@@ -79,29 +79,28 @@ def inv(br, bi, bd):  # pragma: no cover (compiled)
 
 
 @_jit
-def transfer(zr, zi, zd, Mh, xr, xi, xd, ur, ui, ud, vr, vi, vd, Tr, Ti, Td, skip, Hr, Hi, Hd):  # pragma: no cover
-    """H per position (the arrays' parts and radii, contiguous; the roots repeat with period
-    Mh); returns True when some check failed."""
+def transfer(zr, zi, zd, xr, xi, xd, ur, ui, ud, vr, vi, vd, Tr, Ti, Td, skip, Hr, Hi, Hd):  # pragma: no cover
+    """H per position (every argument's parts and radii as contiguous arrays of the same
+    length: the roots' repeated along with the blocks, so that the loop vectorizes);
+    returns True when some check failed."""
     fail = False
-    for start in range(0, xr.shape[0], Mh):
-        for k in range(Mh):
-            i = start + k
-            # beta = (z + 1) * 0.5: MR add, then scale by 0.5 (exact unless it underflows)
-            sr, si, sd, f0 = add(zr[k], zi[k], zd[k], 1.0, 0.0, 0.0, 1)
-            br, bi = sr * 0.5, si * 0.5
-            bd = up(up(sd * 0.5) + TINY2)
-            f0 = f0 | bad(br) | bad(bi) | bad(bd)
-            tr, ti, td, f1 = mul(br, bi, bd, Tr[i], Ti[i], Td[i])
-            wr, wi, wd, f2 = add(1.0, 0.0, 0.0, tr, ti, td, 1)
-            one = skip[i]
-            wr = 1.0 if one else wr
-            wi = 0.0 if one else wi
-            wd = 0.0 if one else wd
-            jr, ji, jd, f3 = inv(wr, wi, wd)
-            Xr, Xi, Xd, f4 = mul(jr, ji, jd, vr[i], vi[i], vd[i])
-            pr, pi, pd, f5 = mul(ur[i], ui[i], ud[i], Xr, Xi, Xd)
-            qr, qi, qd, f6 = mul(br, bi, bd, pr, pi, pd)
-            hr, hi, hd, f7 = add(xr[i], xi[i], xd[i], qr, qi, qd, -1)
-            Hr[i], Hi[i], Hd[i] = hr, hi, hd
-            fail = fail | f0 | f1 | f2 | f3 | f4 | f5 | f6 | f7
+    for i in range(xr.shape[0]):
+        # beta = (z + 1) * 0.5: MR add, then scale by 0.5 (exact unless it underflows)
+        sr, si, sd, f0 = add(zr[i], zi[i], zd[i], 1.0, 0.0, 0.0, 1)
+        br, bi = sr * 0.5, si * 0.5
+        bd = up(up(sd * 0.5) + TINY2)
+        f0 = f0 | bad(br) | bad(bi) | bad(bd)
+        tr, ti, td, f1 = mul(br, bi, bd, Tr[i], Ti[i], Td[i])
+        wr, wi, wd, f2 = add(1.0, 0.0, 0.0, tr, ti, td, 1)
+        one = skip[i]
+        wr = 1.0 if one else wr
+        wi = 0.0 if one else wi
+        wd = 0.0 if one else wd
+        jr, ji, jd, f3 = inv(wr, wi, wd)
+        Xr, Xi, Xd, f4 = mul(jr, ji, jd, vr[i], vi[i], vd[i])
+        pr, pi, pd, f5 = mul(ur[i], ui[i], ud[i], Xr, Xi, Xd)
+        qr, qi, qd, f6 = mul(br, bi, bd, pr, pi, pd)
+        hr, hi, hd, f7 = add(xr[i], xi[i], xd[i], qr, qi, qd, -1)
+        Hr[i], Hi[i], Hd[i] = hr, hi, hd
+        fail = fail | f0 | f1 | f2 | f3 | f4 | f5 | f6 | f7
     return fail

@@ -93,7 +93,9 @@ def transfer_rank_one(blocks: dict, Z: MR, Mh: int, skip: np.ndarray | None) -> 
     Hr, Hi, Hd = np.empty(n), np.empty(n), np.empty(n)
     c = np.ascontiguousarray
     parts = [a for d in (x, u, v, T) for a in (c(d.mid.real), c(d.mid.imag), c(d.rad))]
-    fail = _loop()(c(Z.mid.real[:Mh]), c(Z.mid.imag[:Mh]), c(Z.rad[:Mh]), Mh, *parts, mask, Hr, Hi, Hd)
+    reps = n // Mh
+    z = [np.tile(a[:Mh], reps) for a in (Z.mid.real, Z.mid.imag, Z.rad)]
+    fail = _loop()(*z, *parts, mask, Hr, Hi, Hd)
     if fail:
         raise RangeError("a disk of the per-root algebra is out of range or a divisor not certainly nonzero")
     H = np.empty(n, dtype=np.complex128)

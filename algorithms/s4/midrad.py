@@ -112,13 +112,6 @@ class DiskArrays:
         return a.mul(b)
 
 
-def _up(x: np.ndarray) -> np.ndarray:
-    """``arith.midrad.up`` in place on a float array (the same operations): returns x."""
-    np.multiply(x, 1.0 + 4 * U, out=x)
-    x += 4 * UNDERFLOW
-    return x
-
-
 def _pow2_at_least(m: np.ndarray) -> np.ndarray:
     """The least power of two >= m > 0 (exact: frexp)."""
     f, e = np.frexp(m)
@@ -229,6 +222,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     # for the numpy passes rows q1r, q1i, then the rests, stacked for the products, inv and two
     # more; for the compiled loop one root-major buffer (midrad_rows)
     fn = midrad_rows.compiled(M * n)
+    radius = None if fn is None else midrad_rows.radius_compiled()
     if fn is None:
         stack = np.empty((4 * n, min(B, M)))
         bufs = [np.empty((n, min(B, M))) for _ in range(3)]
@@ -278,20 +272,16 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         P = left1 @ Q1                                # [E; a2 q1]: E = a1 q1 exact
         Y = P[2 * K:] + left2 @ Q2
         G = np.add(P[:2 * K], Y, out=Y)               # one rounding: <= u |G| per part
-        out_mid.real[:, s:e], out_mid.imag[:, s:e] = G[:K], G[K:]
         GT[:K] = up(a_rho.T + up(c_q * a_u.T))
         GTb = GT @ inv
-        # the radius: sum_upper of the product (items 2 and 4 of Lemma 10), the rest's rounding
-        # and underflows (rank1 tau + n 2^-1068 + sum_upper's n 2^-1072), u |G| (item 3)
-        extra = up(up(up(rank1[:, None] * tau[None, :]) + under) + n * UNDERFLOW)
-        rad = _up(_up(np.multiply(GTb[:K], c_sum, out=GTb[:K])) + extra)
-        g1 = np.abs(G[:K])
-        g1 += np.abs(G[K:])
-        g1 = _up(np.multiply(_up(g1), U, out=g1))
-        np.add(rad, g1, out=out_rad[:, s:e])
-        _up(out_rad[:, s:e])
         if nb:
             out_b[:, s:e] = up(up(sum_upper(GTb[K:], n) / down(1 - kappa)) + under)
+        # the radius: sum_upper of the product (items 2 and 4 of Lemma 10), the rest's rounding
+        # and underflows (rank1 tau + n 2^-1068 + sum_upper's n 2^-1072), u |G| (item 3)
+        if radius is None:
+            midrad_rows.radius_numpy(GTb, G, rank1, tau, c_sum, under, n * UNDERFLOW, out_mid, out_rad, s)
+        else:
+            radius(GTb, G, rank1, tau, c_sum, under, n * UNDERFLOW, out_mid, out_rad, s)
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))
     sep = down(down((1 - 8 * U) / t_max) - R0)
     sums = [MR(out_mid[c], out_rad[c]) for c in range(K)]

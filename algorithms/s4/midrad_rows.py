@@ -221,3 +221,77 @@ def compiled(pairs: int):
     if mode == "0" or (pairs < MIN_PAIRS and mode != "1"):
         return None
     return _checked_loop()
+
+
+def radius_numpy(GTb: np.ndarray, G: np.ndarray, rank1: np.ndarray, tau: np.ndarray, c_sum: float,
+                 under: float, n_under: float, out_mid: np.ndarray, out_rad: np.ndarray, s: int) -> None:
+    """A block's sums and radii into columns s.. of ``out_mid``/``out_rad`` (K rows), by numpy
+    passes (``cauchy_direct_midrad``, Lemma 10): the radius is sum_upper of the radius
+    product GTb (items 2 and 4), the rest's rounding rank1 tau with the underflows, and
+    u |G| per part (item 3), every step rounded up.  Changes GTb[:K] in place."""
+    K, w = out_rad.shape[0], G.shape[1]
+    out_mid.real[:, s:s + w], out_mid.imag[:, s:s + w] = G[:K], G[K:]
+    extra = _up_np(_up_np(_up_np(rank1[:, None] * tau[None, :]) + under) + n_under)
+    rad = _up_in(_up_in(np.multiply(GTb[:K], c_sum, out=GTb[:K])) + extra)
+    g1 = np.abs(G[:K])
+    g1 += np.abs(G[K:])
+    g1 = _up_in(np.multiply(_up_in(g1), U, out=g1))
+    np.add(rad, g1, out=out_rad[:, s:s + w])
+    _up_in(out_rad[:, s:s + w])
+
+
+def _up_np(x):
+    return x * UP4 + UNDER4
+
+
+def _up_in(x: np.ndarray) -> np.ndarray:
+    np.multiply(x, UP4, out=x)
+    x += UNDER4
+    return x
+
+
+@lru_cache(maxsize=1)
+def _radius_loop():
+    import numba
+
+    def radius_loop(GTb, G, rank1, tau, c_sum, under, n_under, out_mid, out_rad, s):  # pragma: no cover (compiled)
+        K, w = out_rad.shape[0], G.shape[1]
+        for c in range(K):
+            for k in range(w):
+                a, b = G[c, k], G[K + c, k]
+                out_mid[c, s + k] = complex(a, b)
+                ex = (rank1[c] * tau[k]) * UP4 + UNDER4
+                ex = (ex + under) * UP4 + UNDER4
+                ex = (ex + n_under) * UP4 + UNDER4
+                g = (GTb[c, k] * c_sum) * UP4 + UNDER4
+                r = (g + ex) * UP4 + UNDER4
+                g1 = (abs(a) + abs(b)) * UP4 + UNDER4
+                g1 = (g1 * U) * UP4 + UNDER4
+                out_rad[c, s + k] = (r + g1) * UP4 + UNDER4
+
+    try:
+        return numba.njit(cache=True, nogil=True, error_model="numpy")(radius_loop)
+    except RuntimeError:
+        return numba.njit(nogil=True, error_model="numpy")(radius_loop)
+
+
+@lru_cache(maxsize=1)
+def radius_compiled():
+    """The compiled form of ``radius_numpy`` (the same operations per entry, tau one per
+    root), when the rows loop is in use and it agrees bitwise with ``radius_numpy`` on a
+    probe; else None."""
+    if _checked_loop() is None:
+        return None
+    fn = _radius_loop()
+    rng = np.random.default_rng(20261201)
+    K, w = 3, 37
+    GTb = rng.random((K + 1, w)) * 10.0 ** rng.integers(-20, 20, (K + 1, w))
+    G = rng.standard_normal((2 * K, w)) * 10.0 ** rng.integers(-20, 20, (2 * K, w))
+    G[0, :3] = -0.0
+    rank1, tau = rng.random(K), 2.0 ** rng.integers(-30, 30, w).astype(np.float64)
+    outs = []
+    for f in (radius_numpy, fn):
+        mid, rad = np.full((K, w + 5), np.nan, dtype=np.complex128), np.full((K, w + 5), np.nan)
+        f(GTb.copy(), G, rank1, tau, 1.0 + 130 * U, 64 * 2.0 ** -1068, 64 * UNDERFLOW, mid, rad, 2)
+        outs.append((mid.real, mid.imag, rad))
+    return fn if all(same_floats(a, b) for a, b in zip(*outs)) else None

@@ -101,3 +101,20 @@ def test_sums_contain_ball_sums_on_either_form(monkeypatch, mode):
         for s, r in zip(sums, ref):
             for k in range(M):
                 assert abs(acb(s.mid[k]) - r[k]) <= arb(s.rad[k])   # certainly inside
+
+
+@given(seed=st.integers(0, 2 ** 32 - 1), K=st.integers(1, 5), w=st.integers(1, 50))
+def test_compiled_radius_is_bitwise_the_numpy_passes(seed, K, w):
+    """The block's sums and radii (Lemma 10, items 2-4) by the compiled loop: the same bits."""
+    fn = R.radius_compiled()
+    assert fn is not None
+    rng = np.random.default_rng(seed)
+    GTb = rng.random((K, w)) * 10.0 ** rng.integers(-30, 30, (K, w))
+    G = rng.standard_normal((2 * K, w)) * 10.0 ** rng.integers(-30, 30, (2 * K, w))
+    rank1, tau = rng.random(K), 2.0 ** rng.integers(-40, 40, w).astype(np.float64)
+    outs = []
+    for f in (R.radius_numpy, fn):
+        mid, rad = np.zeros((K, w + 3), dtype=np.complex128), np.zeros((K, w + 3))
+        f(GTb.copy(), G, rank1, tau, 1.0 + 130 * 2.0 ** -53, 2.0 ** -1062, 2.0 ** -1066, mid, rad, 3)
+        outs.append((mid.real, mid.imag, rad))
+    assert all(R.same_floats(a, b) for a, b in zip(*outs))

@@ -24,6 +24,7 @@ import numpy as np
 
 from .dd_kernels import (TINY, _bound_terms, _cmul, _cmul_bound, _csquare, _finish, _moduli,  # noqa: F401
                          _modulus_upper, _real_add, add_pairs, mul_pairs, split, two_prod, two_sum)
+from . import dd_jit
 from .midrad import U, RangeError, up
 
 #: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
@@ -117,28 +118,22 @@ class DD:
     def mul(self, other: "DD") -> "DD":
         """(ar + i ai)(br + i bi): the midpoints by the complex pair kernel ``_cmul`` with its
         a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y; the
-        error and the radii's terms summed in floating point, then ``_finish`` (Lemma 4)."""
-        rh, rl, ih, il, _ = _cmul(self.rh, self.rl, self.ih, self.il, other.rh, other.rl, other.ih, other.il,
-                                  bound=False)
-        xa, ya = _moduli(self.rh, self.rl, self.ih, self.il), _moduli(other.rh, other.rl, other.ih, other.il)
-        t = _bound_terms(xa, ya)
-        t += _modulus_upper(xa) * other.rad
-        t += self.rad * _modulus_upper(ya)
-        t += self.rad * other.rad
-        return self._make(rh, rl, ih, il, _finish(t))
+        error and the radii's terms summed in floating point, then ``_finish`` (Lemma 4).
+        Large arrays run as one compiled loop with the same operations (``dd_jit``)."""
+        if _compiled(max(self.rh.size, other.rh.size)):
+            *parts, failed = dd_jit.mul(self, other)
+            return _checked(parts, failed)
+        return _array_mul(self, other)
 
     def square(self) -> "DD":
         """x x: ``mul(x, x)`` with three real Dekker products (``_csquare``), its midpoint
         error bounded as mul's; the radius by |x^2 - m^2| <= 2 |m| rad + rad^2, computed as
-        mul(x, x)'s (proofs/double_double_filter.md, Lemmas 3 and 4)."""
-        rh, rl, ih, il, _ = _csquare(self.rh, self.rl, self.ih, self.il)
-        xa = _moduli(self.rh, self.rl, self.ih, self.il)
-        t = _bound_terms(xa, xa)                       # mul(x, x)'s radius, operation for operation
-        aa = _modulus_upper(xa)
-        t += aa * self.rad
-        t += self.rad * aa
-        t += self.rad * self.rad
-        return self._make(rh, rl, ih, il, _finish(t))
+        mul(x, x)'s (proofs/double_double_filter.md, Lemmas 3 and 4).  Large arrays run as one
+        compiled loop with the same operations (``dd_jit``)."""
+        if _compiled(self.rh.size):
+            *parts, failed = dd_jit.square(self)
+            return _checked(parts, failed)
+        return _array_square(self)
 
     def scale(self, c: float) -> "DD":
         """Multiplication by an exact power of two c <= 1 (exact unless it underflows)."""
@@ -190,6 +185,40 @@ class DD:
 
     def reshape(self, *shape) -> "DD":
         return DD(*(a.reshape(*shape) for a in (self.rh, self.rl, self.ih, self.il, self.rad)))
+
+
+def _compiled(size: int) -> bool:
+    """Run ``dd_jit``'s loops on ``size`` elements: asked for, and bitwise the array forms here."""
+    return dd_jit.wanted(size) and dd_jit.agrees(_array_square, _array_mul, DD)
+
+
+def _checked(parts: list, failed: bool) -> DD:
+    if failed:
+        raise RangeError("a double-double part or radius is not finite or exceeds 2^500")
+    return DD(*parts)
+
+
+def _array_mul(x: DD, y: DD) -> DD:
+    """``DD.mul`` by numpy passes."""
+    rh, rl, ih, il, _ = _cmul(x.rh, x.rl, x.ih, x.il, y.rh, y.rl, y.ih, y.il, bound=False)
+    xa, ya = _moduli(x.rh, x.rl, x.ih, x.il), _moduli(y.rh, y.rl, y.ih, y.il)
+    t = _bound_terms(xa, ya)
+    t += _modulus_upper(xa) * y.rad
+    t += x.rad * _modulus_upper(ya)
+    t += x.rad * y.rad
+    return x._make(rh, rl, ih, il, _finish(t))
+
+
+def _array_square(x: DD) -> DD:
+    """``DD.square`` by numpy passes."""
+    rh, rl, ih, il, _ = _csquare(x.rh, x.rl, x.ih, x.il)
+    xa = _moduli(x.rh, x.rl, x.ih, x.il)
+    t = _bound_terms(xa, xa)                       # mul(x, x)'s radius, operation for operation
+    aa = _modulus_upper(xa)
+    t += aa * x.rad
+    t += x.rad * aa
+    t += x.rad * x.rad
+    return x._make(rh, rl, ih, il, _finish(t))
 
 
 def normalized(x: DD) -> DD:

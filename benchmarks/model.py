@@ -30,6 +30,10 @@ ifft), head by head.  ``--one-by-one`` also times the
 certification with the layer's float64 pass turned off (each kernel through
 ``certify_kernel``), for the gain of the pass.
 
+With the ``fast`` extra (numba) the disk routes' hot loops run compiled; the first
+repetition in a process also loads them (and, right after installing, compiles them into
+numba's cache), which the min leaves out.  ``S4CERT_COMPILED=0`` times the numpy forms.
+
     OPENBLAS_NUM_THREADS=1 python benchmarks/model.py [--kind diag|dplr] [--H 256] [--N 64]
         [--L 16384] [--repeat 3] [--one-by-one]
 """

@@ -144,7 +144,8 @@ def square(x):
 
 
 def mul(x, y):
-    """(rh, rl, ih, il, rad, failed) of ``DD.mul`` for x and y (broadcast to one shape)."""
+    """(rh, rl, ih, il, rad, failed) of ``DD.mul`` for x and y (``DD.mul`` passes operands
+    of one shape; others are broadcast here)."""
     shape = np.broadcast_shapes(x.rh.shape, y.rh.shape)
     xs = [np.broadcast_to(a, shape) for a in (x.rh, x.rl, x.ih, x.il, x.rad)]
     ys = [np.broadcast_to(a, shape) for a in (y.rh, y.rl, y.ih, y.il, y.rad)]

@@ -120,7 +120,7 @@ class DD:
         a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y; the
         error and the radii's terms summed in floating point, then ``_finish`` (Lemma 4).
         Large arrays run as one compiled loop with the same operations (``dd_jit``)."""
-        if _compiled(max(self.rh.size, other.rh.size)):
+        if self.rh.shape == other.rh.shape and _compiled(self.rh.size):   # (the array form's broadcasting kept)
             *parts, failed = dd_jit.mul(self, other)
             return _checked(parts, failed)
         return _array_mul(self, other)

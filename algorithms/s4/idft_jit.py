@@ -66,21 +66,19 @@ def load(h, rev, xr, xi, A):  # pragma: no cover (compiled)
 
 
 @_jit
-def finish(xr, xi, E, mean, M, c1, c2, mid, R):  # pragma: no cover (compiled)
-    """``midrad_idft._finish`` entry by entry: mid = x / M as numpy divides a complex by
-    M + 0i, R = up(up(mean) + up(up(up(E c1) + c2) / M)); returns False when some value
-    or bound is not finite or exceeds 2^400."""
+def finish(xr, xi, E, mean, M, c1, c2, R):  # pragma: no cover (compiled)
+    """``midrad_idft._finish``'s bounds entry by entry: R = up(up(mean) + up(up(up(E c1) + c2) / M)),
+    each ``up`` as ``arith.midrad.up``; returns False when some value or bound is not finite
+    or exceeds 2^400 (the midpoints are divided by M by numpy, as the array form does)."""
     K = xr.shape[0]
     ok = True
-    rat = 0.0 / M
-    scl = 1.0 / (M + 0.0 * rat)
     for row in range(K):
         m = mean[row] * UP + TINY4
         for j in range(xr.shape[1]):
             a, b, e = xr[row, j], xi[row, j], E[row, j]
             ok = ok and abs(a) <= LARGE and abs(b) <= LARGE and e <= LARGE
-            mid[row, j] = complex((a + b * rat) * scl, (b - a * rat) * scl)
             e2 = (e * c1) * UP + TINY4
             e2 = (e2 + c2) * UP + TINY4
-            R[row, j] = (m + (e2 / M) * UP + TINY4) * UP + TINY4
+            y = (e2 / M) * UP + TINY4
+            R[row, j] = (m + y) * UP + TINY4
     return ok

@@ -204,7 +204,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
             + float(np.max(modulus_upper(pl))))
     R0 = up(up(up(zR + pR) + up(ez + ep)) + up(1.01 * U * LO))
     s_a = up(Am + Arad)
-    a_rho = up((1 + 8 * U) * up((1 + 4.01 * U) * Arad))     # |q| rad a, per unit of T
+    a_rho = up((1 + 8 * U) * up((1 + 6 * U) * Arad))        # |q| rad a, per unit of T (1 + 6u, exact, >= 1 + 4.01u)
     a_u = up((1 + 8 * U) * up(U * s_a))                     # |1/d - q| |a|, per unit of c u T
     # per block, the rows a_rho + c_q a_u above the bounded sets' rows: one product with T
     GT = np.empty((K + nb, n))

@@ -133,14 +133,14 @@ def _loops():
                 m = max(m, bits[j])
             one[0] = m
             mx = np.nan if bad else as_float[0]
-            vmax[s + k] = mx
+            vmax[k] = mx
             t = np.sqrt(mx) * UP8 * UP4 + UNDER4                       # up((1 + 8u) sqrt(mx))
             if np.isfinite(t):
                 f, ex = math.frexp(t)
                 tk = math.ldexp(1.0, ex - 1 if f == 0.5 else ex)
             else:
                 tk = 1.0                                                 # numpy's frexp: (inf or nan, 0)
-            tau[s + k] = tk
+            tau[k] = tk
             ct = ctc * tk
             for j in range(2 * n):
                 q = row[2 * n + j]
@@ -186,10 +186,10 @@ def fused(fn, z: tuple, p: tuple, s: int, e: int, beta: int, out: np.ndarray) ->
     returns (Q1, Q2, T, vmax, tau) with Q1 = [q1r; q1i] and Q2 (2n x w) and T (n x w) as
     views of ``out`` in the numpy form's layout."""
     n, w = len(p[0]), e - s
-    vmax, tau = np.empty(e), np.empty(e)
+    vmax, tau = np.empty(w), np.empty(w)
     fn(*z, *p, s, e, 1.5 * 2.0 ** (52 - beta), out, vmax, tau)
     v = out[:w].T
-    return v[:2 * n], v[2 * n:4 * n], v[4 * n:], vmax[s:], tau[s:]
+    return v[:2 * n], v[2 * n:4 * n], v[4 * n:], vmax, tau
 
 
 def _agree(fn) -> bool:

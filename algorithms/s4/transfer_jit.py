@@ -8,7 +8,7 @@ from ...arith.midrad import LARGE, SMALL, U, UNDERFLOW
 
 UP, TINY4, TINY2, TINY8 = 1.0 + 4 * U, 4 * UNDERFLOW, 2 * UNDERFLOW, 8 * UNDERFLOW
 C29, C302, DOWN4 = 2.9 * U, 3.02 * U, 1 - 4 * U
-#: 1 - 2^-53, exactly: fl(x (1 - 2^-53)) is the next float below x for every positive normal x
+#: 1 - 2^-53, exactly: fl(x (1 - 2^-53)) is the next float below x for every normal x > 2^-1022
 BELOW = 1.0 - U
 
 
@@ -26,8 +26,8 @@ def up(x):  # pragma: no cover (compiled)
 
 @_jit
 def down(x):  # pragma: no cover (compiled)
-    # np.nextafter(x, -inf) for positive normal x, as every argument is here where the
-    # operation does not refuse (see inv); a product, so that the loop vectorizes
+    # np.nextafter(x, -inf) for every normal x > 2^-1022, as every argument is here where
+    # the operation does not refuse (see inv); a product, so that the loop vectorizes
     return x * BELOW
 
 
@@ -65,8 +65,8 @@ def mul(ar, ai, ad, br, bi, bd):  # pragma: no cover (compiled)
 @_jit
 def inv(br, bi, bd):  # pragma: no cover (compiled)
     ell = max(abs(br), abs(bi))
-    # not refused: ell >= 2^-400 and ell - bd > 0 is at least an ulp of ell, so each down()
-    # below takes a positive normal number
+    # not refused: ell >= 2^-400 and ell - bd > 0 is at least half an ulp of ell, so each
+    # down() below takes a number in [2^-853, 2^802]
     refuse = not ((ell > bd) & (ell >= SMALL) & (ell <= LARGE))
     n = br * br + bi * bi
     mr = br / n

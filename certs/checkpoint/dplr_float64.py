@@ -22,7 +22,7 @@ from ...arith.midrad import RangeError
 from .. import routing
 from ..ball_run import C_TILDE_METHOD
 from .layouts import KernelModule
-from .semantics import dplr_arrays, dplr_module
+from .semantics import dplr_arrays, dplr_module, stored_l_kernel
 
 #: bits of the balls of the set-up and of any C~ formed here (as the single route's)
 SETUP_PREC = 128
@@ -90,6 +90,20 @@ def dplr_float64(models: list[list[DPLR]], l_kernel: int | None, L: int, progres
     return mid, rad
 
 
+def arrays_apply(mod: KernelModule, L: int) -> bool:
+    """Whether the module's heads are set up on double-double arrays (``dplr_float64_module``):
+    a conjugate-closed layout (not the Annotated S4), C~ stored for the grid's M points, and
+    rank at most two (for G's check)."""
+    if mod.layout == "annotated-s4" or L <= 0:
+        return False
+    try:
+        l_kernel = stored_l_kernel(mod)
+        P = np.asarray(mod.tensors["P"])
+    except (KeyError, ValueError):
+        return False
+    return l_kernel == next_power_of_two(L) and (P.shape[0] if P.ndim == 4 else 1) <= 2
+
+
 def dplr_float64_module(mod: KernelModule, heads: list[int], L: int, prec: int,
                         progress=None) -> tuple[np.ndarray, np.ndarray] | None:
     """(mid, rad) of shape (channels, len(heads), L) for every kernel of a DPLR module, as
@@ -101,11 +115,15 @@ def dplr_float64_module(mod: KernelModule, heads: list[int], L: int, prec: int,
     ``prec`` bits, then :func:`dplr_float64`)."""
     if not fpenv.probe().ok:
         return None
-    M = next_power_of_two(L)
     todo = list(range(len(heads)))
     mid = rad = None
-    arrays = dplr_arrays(mod, heads)
-    if arrays is not None and arrays[1] == M and L > 0:
+    arrays = None
+    if arrays_apply(mod, L):
+        try:
+            arrays = dplr_arrays(mod, heads)
+        except ValueError:      # a layout the arrays do not read: the ball set-up decides
+            arrays = None
+    if arrays is not None:
         a, _ = arrays
         channels = a.Ct.rh.shape[0]
         try:

@@ -17,6 +17,7 @@ from ..io.numbers import rational_string
 from .certify import ModuleKernels, module_channels, module_heads
 from .layouts import KernelModule, find_kernel_modules, resolve_settings
 from .reader import read_checkpoint
+from .dplr_float64 import arrays_apply
 from .runner import Runner, Task, head_groups, npz_bytes, run_all
 from .tighten import compare_module
 
@@ -179,8 +180,9 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
         # the float64 passes (a diagonal module's, and a DPLR module's set-up on arrays) are
         # vectorized over the heads; ball runs (asked for, or forced by an eps no float64
-        # disk can meet) are not
-        vectorized = arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS)
+        # disk can meet) and DPLR heads set up in balls are not
+        vectorized = arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS) \
+            and (mod.kind == "diag" or arrays_apply(mod, length))
         per_head = module_channels(mod) * length if vectorized else 0
         for heads in head_groups(module_heads(mod), per_head):
             tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))

@@ -79,11 +79,11 @@ def run_task(task: Task) -> ModuleKernels:
 def head_groups(H: int, entries_per_head: int = 0) -> list[list[int]]:
     """Contiguous groups of heads, at most GROUPS of them (independent of the workers).
 
-    With ``entries_per_head`` (a diagonal module's channels times L), a group holds at
-    least GROUP_ENTRIES kernel entries where the module has that many: such a module is
-    certified in one vectorized pass per group, whose fixed cost a small group would
-    repeat (a DPLR module, or one certified in balls, passes 0: its cost per head is
-    large enough to split finely)."""
+    With ``entries_per_head`` (channels times L, for a module certified in one vectorized
+    pass per group: a diagonal one, or a DPLR one set up on arrays), a group holds at
+    least GROUP_ENTRIES kernel entries where the module has that many, as the pass's fixed
+    cost would repeat per group (a module whose heads are set up or certified one by one
+    passes 0: its cost per head is large enough to split finely)."""
     groups = min(H, GROUPS)
     if entries_per_head > 0:
         groups = max(1, min(groups, H * entries_per_head // GROUP_ENTRIES))

@@ -273,7 +273,8 @@ def _annotated_module(mod: KernelModule, prec: int, heads: list[int] | None) -> 
     return DPLRModule(models, None, 1, H, N)
 
 
-def _l_kernel(mod: KernelModule) -> int:
+def stored_l_kernel(mod: KernelModule) -> int:
+    """The number of points the stored C~ is for (``l_kernel``; 0: C itself)."""
     lk = mod.tensors.get("l_kernel", mod.tensors.get("L"))
     l_kernel = 0 if lk is None else int(np.asarray(lk).reshape(-1)[0]) if np.asarray(lk).size == 1 else -1
     if l_kernel < 0 or l_kernel > 1 << 24:
@@ -304,7 +305,7 @@ def dplr_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 2
     P = _dplr_P(mod, re.shape[0], N2)
     k = (np.arange(d.lam.rh.shape[0]) if heads is None else np.asarray(heads)) % re.shape[0]
     p = [DD.exact(P[i, k, :, 0] + 1j * P[i, k, :, 1]) for i in range(P.shape[0])]
-    return DPLRArrays(d.dt.mul(d.lam), d.dt.mul(d.B), [d.dt.mul(x) for x in p], p, d.C.conj()), _l_kernel(mod)
+    return DPLRArrays(d.dt.mul(d.lam), d.dt.mul(d.B), [d.dt.mul(x) for x in p], p, d.C.conj()), stored_l_kernel(mod)
 
 
 def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DPLRModule:
@@ -319,7 +320,7 @@ def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) ->
     _heads(H, n_ssm, "A")
     P = _dplr_P(mod, n_ssm, N2)
     steps, dt_t = _steps(mod, H, N2)
-    l_kernel = _l_kernel(mod)
+    l_kernel = stored_l_kernel(mod)
     s = mod.settings
     heads = _head_list(heads, H)
     models = [[None] * len(heads) for _ in range(channels)]

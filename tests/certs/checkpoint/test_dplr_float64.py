@@ -149,3 +149,24 @@ def test_heads_the_arrays_do_not_decide_are_set_up_in_balls(monkeypatch):
     k = certify_model(DATA / f"{name}.pt", L=int(ref["L"]), eps=eps, **options_of(meta)).kernels[0]
     assert calls == [[0]]
     assert k.status == "ok" and np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+
+
+def test_a_module_the_arrays_cannot_read_is_set_up_in_balls(monkeypatch):
+    """When the arrays refuse the module's tensors (a ValueError from their stricter shape
+    checks), every head is set up in balls and the kernels are still contained; and only
+    modules the arrays take are grouped as one vectorized pass."""
+    from s4cert.certs.checkpoint.reader import read_checkpoint
+    from s4cert.certs.checkpoint.layouts import find_kernel_modules
+    name = next(n for n in DPLR_FIXTURES if _l_is_m(n))
+    meta, ref = fixture(name)
+    L = int(ref["L"])
+
+    def refuse(*a, **k):
+        raise ValueError("B: expected another shape")
+    monkeypatch.setattr(fast, "dplr_arrays", refuse)
+    eps = 1e-9 * float(np.max(np.abs(ref["float64"])))
+    k = certify_model(DATA / f"{name}.pt", L=L, eps=eps, **options_of(meta)).kernels[0]
+    assert k.status == "ok" and np.all(np.abs(ref["float64"] - k.mid) <= k.rad + allowance(ref["float64"], k.disc))
+    for n in DPLR_FIXTURES:
+        mod = find_kernel_modules(read_checkpoint(DATA / f"{n}.pt").tensors)[0]
+        assert fast.arrays_apply(mod, int(fixture(n)[1]["L"])) == _l_is_m(n)

@@ -17,11 +17,11 @@ failing) is returned as a flag, and the caller raises as the array form does.
 """
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
 import numpy as np
 
+from .compiled import installed, jit, same_floats, wanted as compiled_wanted
 from .dd_kernels import _C_CROSS, _C_HH, _FIN, _SPLIT, _TP_MIN, TINY
 
 #: arrays with fewer elements than this stay on numpy
@@ -31,16 +31,8 @@ BIG = 2.0 ** 500
 
 @lru_cache(maxsize=1)
 def _loops():
-    try:
-        import numba
-    except ImportError:
+    if not installed():
         return None
-
-    def jit(f):
-        try:     # cached where numba can write (the package's __pycache__, else the user's cache)
-            return numba.njit(cache=True, nogil=True, error_model="numpy")(f)
-        except RuntimeError:
-            return numba.njit(nogil=True, error_model="numpy")(f)
 
     def split(a):  # pragma: no cover (compiled)
         c = a * _SPLIT
@@ -181,7 +173,7 @@ def agrees(array_square, array_mul, make) -> bool:
     if _loops() is None:
         return False
     x, y = probe_disks(make)
-    same = lambda a, b: np.array_equal(np.asarray(a).view(np.uint64), np.asarray(b).view(np.uint64))
+    same = same_floats
     want_s, want_m = array_square(x), array_mul(x, y)
     got_s, got_m = square(x), mul(x, y)
     return (not got_s[5] and not got_m[5]
@@ -192,5 +184,4 @@ def agrees(array_square, array_mul, make) -> bool:
 def wanted(size: int) -> bool:
     """Whether the loops are asked for on ``size`` elements (``S4CERT_COMPILED``: "0"
     never, "1" always, else from ``MIN_ELEMENTS`` on); the caller then checks ``agrees``."""
-    mode = os.environ.get("S4CERT_COMPILED", "auto")
-    return mode != "0" and (size >= MIN_ELEMENTS or mode == "1")
+    return compiled_wanted(size, MIN_ELEMENTS)

@@ -3,21 +3,13 @@ radix-2 stages of ``idft_midrad_rows`` in place, butterfly by butterfly, with th
 operations on each entry in the same order (proofs/midrad_filter.md, Lemma 11)."""
 from __future__ import annotations
 
-import numba
-
+from ...arith.compiled import jit
 from ...arith.midrad import LARGE, U, UNDERFLOW
 
 UP, TINY4 = 1.0 + 4 * U, 4 * UNDERFLOW
 
 
-def _jit(f):
-    try:     # cached where numba can write (the package's __pycache__, else the user's cache)
-        return numba.njit(cache=True, nogil=True, error_model="numpy")(f)
-    except RuntimeError:
-        return numba.njit(nogil=True, error_model="numpy")(f)
-
-
-@_jit
+@jit
 def stages(xr, xi, E, A, wr, wi, t, skip_first):  # pragma: no cover (compiled)
     """Rows of bit-reversed midpoints (xr, xi: K x M), their bounds E (zeros) and |x|_1 (A),
     transformed in place; wr, wi, t: per stage s (size 2^(s+1)) the twiddles' parts and
@@ -54,7 +46,7 @@ def stages(xr, xi, E, A, wr, wi, t, skip_first):  # pragma: no cover (compiled)
         s += 1
 
 
-@_jit
+@jit
 def load(h, rev, xr, xi, A):  # pragma: no cover (compiled)
     """The rows of h in bit-reversed order, as parts, and their |x|_1."""
     K, M = h.shape
@@ -65,7 +57,7 @@ def load(h, rev, xr, xi, A):  # pragma: no cover (compiled)
             A[row, i] = abs(v.real) + abs(v.imag)
 
 
-@_jit
+@jit
 def finish(xr, xi, E, mean, M, c1, c2, R):  # pragma: no cover (compiled)
     """``midrad_idft._finish``'s bounds entry by entry: R = up(up(mean) + up(up(up(E c1) + c2) / M)),
     each ``up`` as ``arith.midrad.up``; returns False when some value or bound is not finite

@@ -8,12 +8,13 @@ w_j is exactly 1 or i) and u |out|_1 for the sum; the input disks' radii add the
 """
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ...arith import compiled as compiled_loops
+from ...arith.compiled import same_floats
 from ...arith.midrad import LARGE, MR, RangeError, U, sum_upper, up
 
 
@@ -210,8 +211,8 @@ def available() -> bool:
         rad = rng.random(H.shape) * 1e-17
         want = idft_midrad_rows(H, rad, Z, per_entry=True, _compiled=False)
         got = _compiled_rows(H, rad, Z, True)
-        if not (midrad_rows.same_floats(want[0].real, got[0].real) and midrad_rows.same_floats(want[0].imag, got[0].imag)
-                and midrad_rows.same_floats(want[1], got[1])):
+        if not (same_floats(want[0].real, got[0].real) and same_floats(want[0].imag, got[0].imag)
+                and same_floats(want[1], got[1])):
             return False
     return True
 
@@ -219,7 +220,4 @@ def available() -> bool:
 def compiled(entries: int) -> bool:
     """Whether to run the compiled stages on ``entries`` entries (``S4CERT_COMPILED`` as in
     ``midrad_rows``: "0" never, "1" whenever ``available``, else from ``MIN_ENTRIES`` on)."""
-    mode = os.environ.get("S4CERT_COMPILED", "auto")
-    if mode == "0" or (entries < MIN_ENTRIES and mode != "1"):
-        return False
-    return available()
+    return compiled_loops.wanted(entries, MIN_ENTRIES) and available()

@@ -31,11 +31,12 @@ passes run.  The proofs therefore cover both forms.
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 
 import numpy as np
 
+from ...arith import compiled as compiled_loops
+from ...arith.compiled import same_floats
 from ...arith.midrad import U, UNDERFLOW
 
 #: the factors of tau's rounding up: (1 + 8u), then up's (1 + 4u) and 2^-1070, each exact
@@ -101,9 +102,7 @@ def fused_numpy(z: tuple, p: tuple, s: int, e: int, beta: int) -> tuple:
 @lru_cache(maxsize=1)
 def _loops():
     """The compiled loop (numba), or None when numba is not installed."""
-    try:
-        import numba
-    except ImportError:
+    if not compiled_loops.installed():
         return None
 
     def fused_loop(zr, zi, zlr, zli, pr, pi, plr, pli, s, e, ctc, out, vmax, tau):  # pragma: no cover (compiled)
@@ -150,10 +149,7 @@ def _loops():
             for j in range(n):
                 v[j] = np.sqrt(v[j])
 
-    try:     # cached where numba can write (the package's __pycache__, else the user's cache)
-        return numba.njit(cache=True, nogil=True, error_model="numpy")(fused_loop)
-    except RuntimeError:
-        return numba.njit(nogil=True, error_model="numpy")(fused_loop)
+    return compiled_loops.jit(fused_loop)
 
 
 def _probe_problem():
@@ -169,16 +165,6 @@ def _probe_problem():
     z[1][5], z[2][5], z[3][5], p[2][1], p[3][1] = p[1][1], 0.0, 0.0, 0.0, 0.0      # |d|^2 subnormal at (1, 5)
     p[0][2] = np.nan
     return [np.ascontiguousarray(x) for x in z], [np.ascontiguousarray(x) for x in p], w, n
-
-
-def same_floats(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bitwise equal, except that any NaN equals any NaN (a NaN's payload depends on the
-    order of the operands, not on the rounding)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return False
-    na, nb = np.isnan(a), np.isnan(b)
-    return bool(np.array_equal(na, nb) and np.array_equal(a[~na].view(np.uint64), b[~nb].view(np.uint64)))
 
 
 def fused(fn, z: tuple, p: tuple, s: int, e: int, beta: int, out: np.ndarray) -> tuple:
@@ -217,10 +203,7 @@ def compiled(pairs: int):
     numpy passes): None below ``MIN_PAIRS`` (unless ``S4CERT_COMPILED=1``), without numba,
     with ``S4CERT_COMPILED=0``, or when the loop did not reproduce the numpy passes bitwise
     on the probe."""
-    mode = os.environ.get("S4CERT_COMPILED", "auto")
-    if mode == "0" or (pairs < MIN_PAIRS and mode != "1"):
-        return None
-    return _checked_loop()
+    return _checked_loop() if compiled_loops.wanted(pairs, MIN_PAIRS) else None
 
 
 def radius_numpy(GTb: np.ndarray, G: np.ndarray, rank1: np.ndarray, tau: np.ndarray, c_sum: float,
@@ -252,8 +235,6 @@ def _up_in(x: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _radius_loop():
-    import numba
-
     def radius_loop(GTb, G, rank1, tau, c_sum, under, n_under, out_mid, out_rad, s):  # pragma: no cover (compiled)
         K, w = out_rad.shape[0], G.shape[1]
         for c in range(K):
@@ -269,10 +250,7 @@ def _radius_loop():
                 g1 = (g1 * U) * UP4 + UNDER4
                 out_rad[c, s + k] = (r + g1) * UP4 + UNDER4
 
-    try:
-        return numba.njit(cache=True, nogil=True, error_model="numpy")(radius_loop)
-    except RuntimeError:
-        return numba.njit(nogil=True, error_model="numpy")(radius_loop)
+    return compiled_loops.jit(radius_loop)
 
 
 @lru_cache(maxsize=1)

@@ -1,9 +1,9 @@
 """The compiled loop of ``transfer_loop`` (imported only when numba is installed)."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ...arith.compiled import jit
 from ...arith.midrad import LARGE, SMALL, U, UNDERFLOW
 
 UP, TINY4, TINY2, TINY8 = 1.0 + 4 * U, 4 * UNDERFLOW, 2 * UNDERFLOW, 8 * UNDERFLOW
@@ -12,37 +12,30 @@ C29, C302, DOWN4 = 2.9 * U, 3.02 * U, 1 - 4 * U
 BELOW = 1.0 - U
 
 
-def _jit(f):
-    try:     # cached where numba can write (the package's __pycache__, else the user's cache)
-        return numba.njit(cache=True, nogil=True, error_model="numpy")(f)
-    except RuntimeError:
-        return numba.njit(nogil=True, error_model="numpy")(f)
-
-
-@_jit
+@jit
 def up(x):  # pragma: no cover (compiled)
     return x * UP + TINY4
 
 
-@_jit
+@jit
 def down(x):  # pragma: no cover (compiled)
     # np.nextafter(x, -inf) for every normal x > 2^-1022, as every argument is here where
     # the operation does not refuse (see inv); a product, so that the loop vectorizes
     return x * BELOW
 
 
-@_jit
+@jit
 def bad(x):  # pragma: no cover (compiled): MR's range check fails
     return not abs(x) <= LARGE
 
 
-@_jit
+@jit
 def modulus_up(re, im):  # pragma: no cover (compiled)
     a, b = abs(re), abs(im)
     return up(np.sqrt(up(up(a * a) + up(b * b))))
 
 
-@_jit
+@jit
 def add(ar, ai, ad, br, bi, bd, sign):  # pragma: no cover (compiled)
     mr = ar + br if sign > 0 else ar - br
     mi = ai + bi if sign > 0 else ai - bi
@@ -50,7 +43,7 @@ def add(ar, ai, ad, br, bi, bd, sign):  # pragma: no cover (compiled)
     return mr, mi, r, bad(mr) | bad(mi) | bad(r)
 
 
-@_jit
+@jit
 def mul(ar, ai, ad, br, bi, bd):  # pragma: no cover (compiled)
     mr = ar * br - ai * bi
     mi = ar * bi + ai * br
@@ -62,7 +55,7 @@ def mul(ar, ai, ad, br, bi, bd):  # pragma: no cover (compiled)
     return mr, mi, r, bad(mr) | bad(mi) | bad(r)
 
 
-@_jit
+@jit
 def inv(br, bi, bd):  # pragma: no cover (compiled)
     ell = max(abs(br), abs(bi))
     # not refused: ell >= 2^-400 and ell - bd > 0 is at least half an ulp of ell, so each
@@ -78,7 +71,7 @@ def inv(br, bi, bd):  # pragma: no cover (compiled)
     return mr, mi, r, refuse | bad(r)
 
 
-@_jit
+@jit
 def transfer(zr, zi, zd, xr, xi, xd, ur, ui, ud, vr, vi, vd, Tr, Ti, Td, skip, Hr, Hi, Hd):  # pragma: no cover
     """H per position (every argument's parts and radii as contiguous arrays of the same
     length: the roots' repeated along with the blocks, so that the loop vectorizes);

@@ -10,7 +10,7 @@ Lemmas 2-5) written out per element in the same formulas, in the same order::
 and every value checked as ``MR`` checks it (finite, at most 2^400; a divisor certainly
 nonzero within [2^-400, 2^400]); one failed check anywhere raises RangeError, as the
 numpy operations do.  The loop is numba's (``transfer_jit``), compiled with the settings of
-``midrad_rows`` (no fast-math: each operation rounds once to nearest, nothing fused or
+``arith.compiled`` (no fast-math: each operation rounds once to nearest, nothing fused or
 reassociated); it is used only where ``midrad_rows``' compiled loop passed its bitwise
 check in this process and this loop's H is bitwise ``transfer_disks``' on a probe
 (``available``); otherwise ``transfer_disks`` runs on numpy.  Lemmas 2-5 hold for each
@@ -18,11 +18,12 @@ operation as computed, so the disks contain the exact H (section 5 of the proof)
 """
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
 import numpy as np
 
+from ...arith import compiled as compiled_loops
+from ...arith.compiled import same_floats
 from ...arith.midrad import MR, RangeError
 from . import midrad_rows
 
@@ -63,7 +64,7 @@ def available() -> bool:
         return False
     ok = np.ones(len(want), dtype=bool)
     ok[skip] = False
-    return all(midrad_rows.same_floats(a[ok], b[ok]) for a, b in ((want.mid.real, got.mid.real),
+    return all(same_floats(a[ok], b[ok]) for a, b in ((want.mid.real, got.mid.real),
                                                                   (want.mid.imag, got.mid.imag), (want.rad, got.rad)))
 
 
@@ -75,10 +76,7 @@ MIN_POSITIONS = 1 << 12
 def use(positions: int) -> bool:
     """Whether to run the compiled loop on ``positions`` disks: ``S4CERT_COMPILED`` "0"
     never, "1" whenever ``available``, else from ``MIN_POSITIONS`` on when ``available``."""
-    mode = os.environ.get("S4CERT_COMPILED", "auto")
-    if mode == "0" or (positions < MIN_POSITIONS and mode != "1"):
-        return False
-    return available()
+    return compiled_loops.wanted(positions, MIN_POSITIONS) and available()
 
 
 def transfer_rank_one(blocks: dict, Z: MR, Mh: int, skip: np.ndarray | None) -> MR:

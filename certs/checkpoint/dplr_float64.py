@@ -117,14 +117,13 @@ def dplr_float64_module(mod: KernelModule, heads: list[int], L: int, prec: int,
         return None
     todo = list(range(len(heads)))
     mid = rad = None
-    arrays = None
+    a = None
     if arrays_apply(mod, L):
         try:
-            arrays = dplr_arrays(mod, heads)
+            a = dplr_arrays(mod, heads)
         except ValueError:      # a layout the arrays do not read: the ball set-up decides
-            arrays = None
-    if arrays is not None:
-        a, _ = arrays
+            a = None
+    if a is not None:
         channels = a.Ct.rh.shape[0]
         try:
             m, r, failed = filter_kernels_arrays(a, L, check_g=True, progress=progress)

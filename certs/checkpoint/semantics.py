@@ -291,9 +291,9 @@ def _dplr_P(mod: KernelModule, n_ssm: int, N2: int) -> np.ndarray:
     return P
 
 
-def dplr_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 256) -> tuple | None:
+def dplr_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 256):
     """The models of :func:`dplr_module` as double-double disks (``algorithms.s4.dplr_arrays``):
-    ``(DPLRArrays, l_kernel)`` for ``heads``, the first half of each conjugate-closed
+    a ``DPLRArrays`` for ``heads``, the first half of each conjugate-closed
     state (lam, B and P scaled by the step, Q = P, C~ the conjugate of the stored C), or
     None for a layout that is not conjugate-closed (the Annotated S4)."""
     if mod.layout == "annotated-s4":
@@ -305,7 +305,7 @@ def dplr_arrays(mod: KernelModule, heads: list[int] | None = None, prec: int = 2
     P = _dplr_P(mod, re.shape[0], N2)
     k = (np.arange(d.lam.rh.shape[0]) if heads is None else np.asarray(heads)) % re.shape[0]
     p = [DD.exact(P[i, k, :, 0] + 1j * P[i, k, :, 1]) for i in range(P.shape[0])]
-    return DPLRArrays(d.dt.mul(d.lam), d.dt.mul(d.B), [d.dt.mul(x) for x in p], p, d.C.conj()), stored_l_kernel(mod)
+    return DPLRArrays(d.dt.mul(d.lam), d.dt.mul(d.B), [d.dt.mul(x) for x in p], p, d.C.conj())
 
 
 def dplr_module(mod: KernelModule, prec: int, heads: list[int] | None = None) -> DPLRModule:

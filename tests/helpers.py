@@ -98,6 +98,31 @@ def random_dplr(draw, N: int, r: int, step: Fraction, exceptional: bool):
     return DPLR(lam, P, B, C, Q=Q)
 
 
+def dissipative_dplr(seed: int, N: int, r: int, step: Fraction, exceptional: bool = False):
+    """A Gaussian-rational DPLR model well inside every route's range: Q = P and
+    Re lambda_j in [-12, -1/4], so A + A* = 2 Re Lambda - 2 P P* <= -I/2.  Then every
+    eigenvalue of A has Re <= -1/4 and the Cayley transform Abar is a strict contraction:
+    G = I - (step/2) A is invertible, no eigenvalue of Abar (nor of Abar^M) lies on the
+    unit circle (C~ is formed and W(z_k) is regular at every root), and each pole
+    mu_j = (a - lambda_j)/(a + lambda_j) has |mu_j|^2 - 1 = 4a |Re lambda_j| / |a + lambda_j|^2
+    >= a / (a + 17)^2 >= 1/200 for a = 2/step in [2, 8] (|lambda_j| <= 17): far beyond float64 reach of
+    every root.  With ``exceptional`` lambda_0 = -2/step exactly (Re -a, still dissipative).
+    Deterministic in ``seed``."""
+    import random
+
+    from s4cert.algorithms.s4.dplr import DPLR
+    rng = random.Random(seed)
+    frac = lambda: Fraction(rng.randint(-12, 12), rng.randint(1, 6))
+    g = lambda: (frac(), frac())
+    lam = [(-Fraction(rng.randint(1, 48), 4), frac()) for _ in range(N)]
+    if exceptional:
+        lam[0] = (-2 / step, Fraction(0))
+    P = [[g() for _ in range(r)] for _ in range(N)]
+    B = [g() for _ in range(N)]
+    C = [g() for _ in range(N)]
+    return DPLR(lam, P, B, C, Q=[list(row) for row in P])
+
+
 def q(x: Fraction):
     """A Fraction as a flint fmpq."""
     from flint import fmpq

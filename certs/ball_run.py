@@ -76,6 +76,8 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
     On the fast route the per-sum accuracy tightens with the precision.  The BallRun's
     status is "ok" (``result``: the filter's Result with ``keep_blocks``), or the reason
     it stopped: "precision-limit", "undecided" (ball inputs too wide to decide),
+    "input-precision" (ball inputs too wide for eps: past their accuracy, a pass at more
+    precision left the radius where it was),
     "singular-bilinear-matrix" / "resonant-correction" (decided exactly), or the
     filter's own status.  The fast route escalates to direct Cauchy sums (the Result's
     ``info["cauchy"]["route"]`` says which certified) after an undecided correction, or
@@ -128,6 +130,11 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
                 return BallRun("ok", prec, res, F=F, sum_eps=sum_eps if route == "fast" else None,
                                 c_tilde_seconds=t_ct, max_radius=_float_point(top))
             reason = f"radius about 2^{log2_radius:.1f} > eps/2"
+            if math.isfinite(log2_radius) and route != "fast" and in_bits is not None \
+                    and prec > in_bits + 64 and log2_radius > prev_log2_radius - 16:
+                # past the inputs' accuracy the radii no longer scale like 2^-prec
+                return BallRun("input-precision", prec, res, f"{reason} at {prec} bits as at the pass before: "
+                               f"the ball inputs (about {in_bits} bits) hold it there; give them more precisely")
             if math.isfinite(log2_radius):  # radii scale like 2^-prec (and sum_eps): aim past eps
                 gain = math.ceil(log2_radius - log2_eps) + 32
                 next_prec = max(prec + 32, prec + gain)

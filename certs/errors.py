@@ -8,7 +8,13 @@ from __future__ import annotations
 
 class CertificationError(Exception):
     """A certification that cannot be completed (a status other than ok, a precision
-    limit): carries the reason; the CLI exits 1 with it."""
+    limit): carries the reason; the CLI exits 1 with it.  ``status``, when known, is the
+    run's status (``"precision-limit"``, ``"input-precision"``, ...), so a caller can
+    tell a limit it can lift (say, by giving the inputs more precisely) from a refusal."""
+
+    def __init__(self, reason: str, status: str | None = None):
+        super().__init__(reason)
+        self.status = status
 
 
 __all__ = ["CertificationError"]

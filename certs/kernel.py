@@ -212,7 +212,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
             raise
         raise CertificationError(f"floating-point environment: {env.reason}; the ball run failed: {e}") from None
     if run.status != "ok":
-        raise CertificationError(f"{run.status}: {run.reason}")
+        raise CertificationError(f"{run.status}: {run.reason}", status=run.status)
     F, res = run.F, run.result
     exceptional = res.info["exceptional"]
     with ctx.workprec(F.prec):  # per-root scalar work: skip the field's precision switches

@@ -46,6 +46,8 @@ FLOAT64_ARITHMETIC = "float64 midpoint-radius"
 DEFAULT_REL_EPS = 1e-13
 START_PREC = 96
 DEFAULT_MAX_PREC = 4096
+#: bits of a DPLR kernel's ball inputs beyond log2(max|K|/eps) (``input_prec``)
+INPUT_GUARD_BITS = 128
 
 
 @dataclass
@@ -157,17 +159,41 @@ def _diagonal_kernel(mod: KernelModule, h: int, c: int, L: int, eps: float | Non
         prec *= 2
 
 
+class _Refusal(Exception):
+    """A kernel that cannot be certified (the module is reported refused with the reason)."""
+
+
+class _InputPrecision(_Refusal):
+    """A refusal that inputs formed at more bits may lift (the ball run's "input-precision")."""
+
+
+def input_prec(target: float | None, scale: float | None) -> int:
+    """The bits at which a DPLR kernel's ball inputs are formed for an absolute ``target``
+    on a kernel of about ``scale`` = max|K| (None: unknown): the module's set-up precision
+    2 START_PREC, or log2(scale/target) + INPUT_GUARD_BITS when that is more, so the inputs
+    are held well past the accuracy asked for (their radii reach the kernel amplified by
+    the problem's conditioning; a run they still hold back is retried at twice the bits)."""
+    base = 2 * START_PREC
+    if target is None or not target > 0 or not math.isfinite(target):
+        return base
+    scale = scale if scale is not None and math.isfinite(scale) and scale > 0 else 1.0
+    need = math.ceil(math.log2(scale) - math.log2(target)) + INPUT_GUARD_BITS
+    return max(base, 32 * -(-need // 32))
+
+
 def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, where: str,
-                 arithmetic: str = "auto"):
+                 arithmetic: str = "auto", prec: int = 2 * START_PREC):
     """One kernel of a DPLR module (step 1), through certify_kernel (``eps``: the absolute
-    target, or None for the relative one; ``arithmetic`` "ball" keeps to ball arithmetic)."""
+    target, or None for the relative one; ``arithmetic`` "ball" keeps to ball arithmetic;
+    ``prec``: the bits of the model's balls).  A run held back by the inputs' accuracy is
+    refused with ``_InputPrecision``."""
     M = next_power_of_two(L)
     l = L if l is None else l
     c_tilde = None
     if l > 0 and l == M:
         c_tilde = model.C
     elif l > 0:
-        back = c_from_c_tilde(BallField(2 * START_PREC), model, 1, l, model.C, method="dense-squaring")
+        back = c_from_c_tilde(BallField(prec), model, 1, l, model.C, method="dense-squaring")
         if not back.ok:
             raise _Refusal(f"{where}: the stored C~ for {l} points does not determine C "
                            f"({back.reason or back.status})")
@@ -193,7 +219,7 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
             ck = certify_kernel(model, 1, L, target, c_tilde=c_tilde, max_prec=max_prec, counts=False,
                                 arithmetic=arithmetic)
     except CertificationError as e:
-        raise _Refusal(f"{where}: {e}") from None
+        raise (_InputPrecision if e.status == "input-precision" else _Refusal)(f"{where}: {e}") from None
     exact = None
     # the ball and double-double routes' enclosures hold more than float64 midpoints can:
     # keep them losslessly (their radii are what eps bounds)
@@ -246,10 +272,6 @@ def _broadcast(d: DD, shape: tuple) -> DD:
     return DD(*(np.broadcast_to(a, shape) for a in _parts(d)))
 
 
-class _Refusal(Exception):
-    """A kernel that cannot be certified (the module is reported refused with the reason)."""
-
-
 def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads: list[int],
              progress, arithmetic: str = "auto") -> ModuleKernels:
     res = _result(mod, L, mod.settings["disc"] if mod.kind == "diag" else "bilinear")
@@ -264,12 +286,28 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
             fast = _diagonal_float64(mod, heads, channels, L)
         else:
             fast = dplr_float64_module(mod, heads, L, 2 * START_PREC)
-    models: dict[int, Any] = {}      # the ball models of a head, formed when a kernel needs them
+    models: dict[tuple, Any] = {}    # the ball models of a head by bits, formed when a kernel needs them
 
-    def model(c: int, i: int):
-        if i not in models:
-            models[i] = dplr_module(mod, 2 * START_PREC, [heads[i]])
-        return models[i].models[c][0], models[i].l_kernel
+    def model(c: int, i: int, prec: int):
+        if (i, prec) not in models:
+            models[i, prec] = dplr_module(mod, prec, [heads[i]])
+        return models[i, prec].models[c][0], models[i, prec].l_kernel
+
+    def dplr_kernel(c: int, i: int, h: int, target: float | None) -> tuple:
+        """The kernel from inputs formed at ``input_prec`` bits, twice as many while they
+        hold the run back (up to max_prec)."""
+        scale = None
+        if fast is not None and np.all(np.isfinite(fast[0][c, i])):
+            scale = float(np.max(np.abs(fast[0][c, i]), initial=0.0))
+        prec = input_prec(target, scale)
+        while True:
+            try:
+                return _dplr_kernel(*model(c, i, prec), L, target, max_prec, f"channel {c}, head {h}", arithmetic,
+                                    prec)
+            except _InputPrecision:
+                if 2 * prec > max_prec:
+                    raise
+                prec *= 2
     accepted = np.zeros((channels, len(heads)), dtype=bool)
     if fast is not None and L > 0:
         # the kernels the float64 pass certified, taken in one sweep (the rule of _target)
@@ -299,8 +337,7 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
                     # the float64 pass's midpoints give the relative target without a rerun
                     known = eps if eps is not None or fast is None or not np.all(np.isfinite(fast[1][c, i])) \
                         else _target(None, fast[0][c, i])
-                    m, r, t, p, a, e = _dplr_kernel(*model(c, i), L, known, max_prec,
-                                                    f"channel {c}, head {h}", arithmetic)
+                    m, r, t, p, a, e = dplr_kernel(c, i, h, known)
             except _Refusal as why:
                 # this kernel is reported; the others still finish (its disks say nothing: rad = inf)
                 refused.append({"channel": c, "head": h, "reason": str(why)})

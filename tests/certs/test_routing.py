@@ -316,7 +316,8 @@ def test_precision_limit_is_refused_in_the_loop():
     """The refusals after ball passes, none returning a value: a partition no precision
     decides (lambda_0 a ball of width 2^-40 around -2/step, the step a ball too): the
     precision limit, or, once the precision is far beyond the inputs' own, undecided;
-    radii that cannot reach eps (an input of width 2^-30 against eps = 1e-15); a non-finite
+    radii that cannot reach eps (an input of width 2^-30 against eps = 1e-15: its radius is
+    the inputs', "input-precision", once a pass past them gains nothing); a non-finite
     ok run (an infinite C entry); G never certified invertible (lambda_0 a ball around
     2/step: the ball solve's ZeroDivisionError is caught and the precision raised); and
     eps needing more bits than the limit before any pass."""
@@ -330,7 +331,7 @@ def test_precision_limit_is_refused_in_the_loop():
         certify_kernel(undecided, step, 4, 1e-9, max_prec=128, counts=False)
     with pytest.raises(CertificationError, match=r"undecided: .*lambda_j = -2/step.*give them more precisely"):
         certify_kernel(undecided, step, 4, 1e-9, max_prec=4096, counts=False)
-    with pytest.raises(CertificationError, match=r"precision-limit: not certified within 512 bits: radius"):
+    with pytest.raises(CertificationError, match=r"input-precision: radius .* the ball inputs \(about \d+ bits\)"):
         certify_kernel(DPLR([-1, -2], [1, 1], [wide, 1], [1, -1]), 0.5, 4, 1e-15, max_prec=512, counts=False)
     with pytest.raises(CertificationError, match=r"precision-limit: not certified within 512 bits: radius .*inf"):
         certify_kernel(DPLR([-1, -2], [1, 1], [1, 1], [acb(arb(1, math.inf)), -1]), 0.5, 4, 1e-9, max_prec=512,

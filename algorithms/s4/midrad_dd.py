@@ -15,6 +15,8 @@ bounded per element (``proofs/double_double_filter.md``):
 4. the inverse DFT by radix-2 butterflies on the double-double midpoints, its rounding
    bounded a priori per stage, plus the mean of the input radii.
 
+The driver is ``disk_filter.filter_kernel_disks`` on ``DD``; this module holds double-double's
+primitives (the Cauchy sums ``cauchy_pairs`` and the transform ``idft_dd``) and registers them.
 The kernel's disks hold K_j for every j < L; the result's ``info`` carries the bounds the
 filter constants need (b, w, d, A_wt), as in ``s4.midrad``.
 """
@@ -25,15 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.double_double import DD, dd_of_balls, normalized, roots_of_unity_dd
+from ...arith.double_double import DD, concat, dd_of_balls, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
-from ..result import Result, Status, undecided
-from . import correction
+from ..result import Result
 from .cauchy_pairs import _dekker, cauchy_pairs
+from .disk_filter import filter_kernel_disks, register
 from .dplr import DPLR
-from .midrad import bit_reverse, disk_setup, transfer_disks
-from .midrad_bounds import constant_bounds
+from .midrad import bit_reverse
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "double-double midpoint-radius"
@@ -228,40 +229,12 @@ def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None
     >>> res.ok, bool(rad.max() < 1e-28)
     (True, True)
     """
-    su = disk_setup(model, step, L, c_tilde, exceptional, prec)
-    if not su.ok:
-        return su
-    L, M, F, st = su.value
-    r = model.r
-    try:
-        Z = roots_of_unity_dd(M)
-        keys = list(st.weights)
-        wdisks = [dd_of_balls([F.enclose(x) for x in st.weights[k]]) for k in keys]
-        sums, sep = cauchy_direct_dd(Z, dd_of_balls([F.enclose(p) for p in st.poles]), wdisks)
-        blocks = dict(zip(keys, sums))
-        for key, const in st.offsets.items():  # the exceptional indices' constant
-            cd = dd_of_balls([F.enclose(const)])
-            blocks[key] = blocks[key].add(cd)
-        minus_one = correction.minus_one_index(M)
-        mask = np.ones(M, dtype=bool)
-        if minus_one is not None:
-            mask[minus_one] = False
-        H, Winv = transfer_disks(blocks, Z, r, minus_one, DD)
-        if minus_one is not None:
-            h = dd_of_balls([F.enclose(correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B))])
-            for f in ("rh", "rl", "ih", "il", "rad"):
-                getattr(H, f)[minus_one] = getattr(h, f)[0]
-        K = idft_dd(H, M)[:L]
-        bounds = constant_bounds(blocks, Winv, mask, r)
-    except RangeError as e:
-        return undecided(f"double-double disks: {e}")
-    A_wt = {key: float(sum_upper(float(np.sum(w.abs_upper())), len(w))) if len(w) else 0.0
-            for key, w in zip(keys, wdisks)}
-    # the midpoints rounded to complex128: within 2u |mid| per component, added to the radius
-    mid = K.mid_complex()
-    rad = up(K.rad + up(2 * 2.0 ** -53 * K.mid_abs1()))
-    info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
-            "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
-            "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt,
-            "dd": (K.rh + 1j * K.ih, K.rl + 1j * K.il, K.rad)}
-    return Result(Status.OK, (mid, rad), info)
+    res = filter_kernel_disks(DD, model, step, L, c_tilde, exceptional, prec)
+    if res.ok:
+        K = res.info.pop("disks")
+        res.info["dd"] = (K.rh + 1j * K.ih, K.rl + 1j * K.il, K.rad)
+    return res
+
+
+register(DD, arithmetic=ARITHMETIC, of_balls=dd_of_balls, roots=roots_of_unity_dd, concat=concat,
+         cauchy=cauchy_direct_dd, idft=idft_dd)

@@ -81,6 +81,37 @@ def test_ranks_one_and_two_with_g_checked(problem):
     _rows_hold_exact_kernels([_model(h, r) for h in heads], 1, L, mid, rad, failed)
 
 
+def _dissipative_heads(seed: int, r: int) -> list:
+    """Two conjugate-closed heads of one size with dyadic entries, Q = P and Re lambda_j in [-12, -1/4]:
+    A = Lambda - P P* with A + A* <= -I/2 (as tests.helpers.dissipative_dplr), so G is
+    invertible, I - Abar^M and every W(z_k) are regular and every pole mu_j (step 1, a = 2)
+    has |mu_j|^2 - 1 >= 2 / 19^2, far beyond float64 reach of the roots."""
+    import random
+    rng = random.Random(seed)
+    dy = lambda: Fraction(rng.randint(-24, 24), 2 ** rng.randint(0, 3))
+    pt = lambda: (dy(), dy())
+    heads, n = [], rng.randint(1, 3)
+    for _ in range(2):
+        lam = [(-Fraction(rng.randint(1, 48), 4), dy()) for _ in range(n)]
+        P = [[pt() for _ in range(r)] for _ in range(n)]
+        heads.append((lam, [pt() for _ in range(n)], P, [list(row) for row in P],
+                      [[pt() for _ in range(n)] for _ in range(2)]))
+    return heads
+
+
+def test_every_dissipative_kernel_is_certified():
+    """Dissipative heads, ranks 1 and 2, with and without check_g: no head is reported and
+    every kernel contains its exact kernel: all 16 of 16."""
+    certified, rows = 0, 0
+    for seed in range(4):
+        r, check_g = 1 + seed % 2, seed >= 2
+        heads = _dissipative_heads(seed, r)
+        mid, rad, failed = filter_kernels_arrays(_arrays(heads, r), 12, check_g=check_g)
+        certified += _rows_hold_exact_kernels([_model(h, r) for h in heads], 1, 12, mid, rad, failed)
+        rows += len(mid)
+    assert certified == rows == 16
+
+
 def test_singular_g_is_reported():
     """W(0) = 0 exactly (lambda = 0, Q = 1, P = -1: G = I - A/2 is singular): with check_g the
     head is reported, naming W(0); a regular head beside it is computed."""

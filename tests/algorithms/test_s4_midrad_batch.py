@@ -16,7 +16,7 @@ from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad import filter_kernel_midrad
 from s4cert.algorithms.s4.midrad_batch import Head, filter_kernels_midrad
 from tests.algorithms.test_s4_midrad import REF, disk_holds_ball, disk_holds_exact
-from tests.helpers import exact_kernel, gaussian, random_dplr
+from tests.helpers import dissipative_dplr, exact_kernel, gaussian, random_dplr
 
 
 def _with_c(m: DPLR, C: list) -> DPLR:
@@ -38,16 +38,17 @@ def layer(draw):
     return heads, step, draw(st.integers(1, 12))
 
 
-def _rows_hold_exact_kernels(heads, step, L: int, mid, rad, failed) -> None:
+def _rows_hold_exact_kernels(heads, step, L: int, mid, rad, failed) -> int:
     """Each row not in ``failed`` (head-major, then C~) contains its exact kernel: that of
     C = (I - Abar^M)^-* C~, whose filter is exactly what the route evaluates (skipped when
-    I - Abar^M is singular: no C has that C~)."""
+    I - Abar^M is singular: no C has that C~).  Returns how many rows were checked."""
     from s4cert.algorithms.s4.c_tilde import c_from_c_tilde
     from s4cert.arith import ExactField
     M = 1 << max(0, (L - 1).bit_length())
     E = ExactField(4)
     rows = [(m, ct) for m, cts in heads for ct in cts]
     assert len(rows) == len(mid)
+    checked = 0
     for row, (m, ct) in enumerate(rows):
         if row in failed:
             continue
@@ -57,6 +58,8 @@ def _rows_hold_exact_kernels(heads, step, L: int, mid, rad, failed) -> None:
         exact = exact_kernel(_with_c(m, [E.to_fractions(x) for x in back.value]), step, L)
         for mm, r, (re, im) in zip(mid[row], rad[row], exact):
             assert disk_holds_exact(complex(mm), float(r), re, im)
+        checked += 1
+    return checked
 
 
 @given(layer())
@@ -69,6 +72,27 @@ def test_every_kernel_is_contained(problem):
     batch = [Head(m, cts, exact_partition(m, step)) for m, cts in heads]
     mid, rad, failed = filter_kernels_midrad(batch, step, L)
     _rows_hold_exact_kernels(heads, step, L, mid, rad, failed)
+
+
+def test_every_dissipative_kernel_is_certified():
+    """Layers of dissipative heads (tests.helpers.dissipative_dplr: no pole within 1/400 of
+    the circle, G invertible, I - Abar^M and every W(z_k) regular), ranks 1 and 2, some with
+    an exceptional index: no kernel is reported failed and every one contains its exact
+    kernel: all 16 of 16."""
+    from s4cert.certs.routing import exact_partition
+    certified, rows = 0, 0
+    for layer_seed in range(4):
+        step, r = [Fraction(1, 2), Fraction(1, 3)][layer_seed % 2], 1 + layer_seed // 2
+        heads = []
+        for h in range(2):
+            seed = 10 * layer_seed + h
+            m = dissipative_dplr(seed, 1 + seed % 4, r, step, exceptional=h == 1)
+            heads.append((m, [[(Fraction(k + 1, 3), Fraction(j - k, 5)) for j in range(m.N)] for k in range(2)]))
+        batch = [Head(m, cts, exact_partition(m, step)) for m, cts in heads]
+        mid, rad, failed = filter_kernels_midrad(batch, step, 12)
+        certified += _rows_hold_exact_kernels(heads, step, 12, mid, rad, failed)
+        rows += len(mid)
+    assert certified == rows == 16
 
 
 def _closed(half: list) -> list:

@@ -348,7 +348,8 @@ def _transform_prec(a: list, prec: int, spare: int = DFT_SPARE_BITS) -> int:
     s_abs, s_rad = float(mags.sum()), float(rads.sum())
     if not (math.isfinite(s_abs) and math.isfinite(s_rad)) or s_rad <= 0 or s_abs <= 0:
         return prec
-    p = max(2, min(prec, math.ceil(math.log2(s_abs / s_rad)) + spare))
+    # log2 of each (the quotient overflows for radii near the subnormals, as at eps 1e-300)
+    p = max(2, min(prec, math.ceil(math.log2(s_abs) - math.log2(s_rad)) + spare))
     return prec if (p + 63) // 64 >= (prec + 63) // 64 else p  # rounding pays only with fewer limbs
 
 

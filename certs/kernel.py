@@ -36,6 +36,7 @@ from .counts import kernel_counts
 from .errors import CertificationError
 from .exact_mode import exact_mode_kernel
 from .float64_route import ARITHMETIC_CHOICES, certificate_of, disk_kernel, disk_routes
+from .io.numbers import rational_string
 
 MODES = ("ball", "a-priori", "exact")
 DEFAULT_MAX_PREC = 1 << 16
@@ -146,7 +147,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     route = choose_route(cauchy, model.N)
     M = next_power_of_two(L)
     exact = routing.exact_inputs(model, step, c_tilde)
-    problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": str(eps_q), "mode": mode,
+    problem = {"N": model.N, "r": model.r, "L": L, "M": M, "eps": rational_string(eps_q), "mode": mode,
                "exact_inputs": exact, "c_tilde_supplied": c_tilde is not None}
     t0 = time.perf_counter()
 

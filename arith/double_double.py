@@ -258,19 +258,11 @@ def _dd_parts(x, float_upper=None) -> tuple[float, float, float]:
 
 def dd_of_balls(balls: list, prec: int = 256) -> DD:
     """Double-double disks containing the acb balls (each point of each ball), with a radius
-    per element: relative to the element (about 2^-104 |x| plus the ball's own radius)."""
-    from flint import ctx
+    per element: relative to the element (about 2^-104 |x| plus the ball's own radius).
+    ``arith.disk_convert.dd_of_balls`` (the rule is held there)."""
+    from .disk_convert import dd_of_balls as convert
 
-    from .ball import float_upper
-
-    parts = []
-    with ctx.workprec(prec):
-        for b in balls:
-            if not b.is_finite():
-                raise RangeError("a ball is not finite")
-            parts.append(_dd_parts(b.real, float_upper) + _dd_parts(b.imag, float_upper))
-    a = np.array(parts, dtype=np.float64).reshape(len(balls), 6)   # rh, rl, er, ih, il, ei
-    return DD.from_parts(a[:, 0] + 1j * a[:, 3], a[:, 1] + 1j * a[:, 4], up(a[:, 2] + a[:, 5]))
+    return convert(balls, prec)
 
 
 @lru_cache(maxsize=8)

@@ -133,6 +133,14 @@ class MR:
         self.mid[idx] = value
         self.rad[idx] = 0.0
 
+    def reshape(self, *shape) -> "MR":
+        """The same disks in another shape (views where numpy gives them)."""
+        return MR(self.mid.reshape(*shape), self.rad.reshape(*shape))
+
+    def mid_complex(self) -> np.ndarray:
+        """The midpoints (complex128, exact: ``DD.mid_complex``'s counterpart)."""
+        return self.mid
+
     # -- the operations --------------------------------------------------------------------
 
     def conj(self) -> "MR":
@@ -320,19 +328,7 @@ def roots_of_unity(M: int) -> MR:
 
 def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
     """Double-float pairs (hi, lo) of complex balls (acb) and one radius R with
-    |x_j - hi_j - lo_j| <= R (R = 2 (2^-110 + 2^-104 max(1, max |hi| per component)),
-    rounded up)."""
-    from flint import ctx
+    |x_j - hi_j - lo_j| <= R: ``arith.disk_convert.pairs_of_balls`` (the rule is held there)."""
+    from .disk_convert import pairs_of_balls
 
-    n = len(balls)
-    hi, lo = np.empty(n, dtype=np.complex128), np.empty(n, dtype=np.complex128)
-    with ctx.workprec(max(ctx.prec, 128)):
-        for j, b in enumerate(balls):
-            if not b.is_finite():
-                raise RangeError("a ball is not finite")
-            rh, rl = _dd_part(b.real)
-            ih, il = _dd_part(b.imag)
-            hi[j], lo[j] = complex(rh, ih), complex(rl, il)
-    _check_range(hi.real, hi.imag)
-    big = max(1.0, float(np.max(np.abs(hi.real), initial=0.0)), float(np.max(np.abs(hi.imag), initial=0.0)))
-    return hi, lo, float(up(2 * up(2.0 ** -110 + up(2.0 ** -104 * big))))
+    return pairs_of_balls(balls)

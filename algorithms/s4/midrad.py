@@ -26,7 +26,6 @@ certified disks; a disk that cannot decide one stops the route with status
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,8 +33,10 @@ import numpy as np
 from flint import ctx
 
 from ...arith import BallField
-from ...arith.double_double import DD, dd_of_balls
-from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, dd_from_balls, down, on_grid, roots_on_grid,
+from ...arith.disk_convert import (dd_of_balls, midpoints_round_to_nearest as _midpoints_round_to_nearest, mr_of_balls,
+                                  mr_of_dd, mr_pairs_of_dd as mr_pairs, pairs_of_balls as dd_from_balls)
+from ...arith.double_double import DD
+from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
 from ..dft import next_power_of_two
@@ -46,8 +47,7 @@ from . import correction, midrad_rows
 from .midrad_bounds import Bound, constant_bounds
 from .filter import setup
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
-from .midrad_quotient import (applies as quotient_applies, betas, mr_of_dd, mr_pairs, quotient_pays, quotient_transfer,
-                              quotient_weights)
+from .midrad_quotient import (applies as quotient_applies, betas, quotient_pays, quotient_transfer, quotient_weights)
 
 #: the name of this arithmetic in results and certificates
 ARITHMETIC = "float64 midpoint-radius"
@@ -55,37 +55,15 @@ ARITHMETIC = "float64 midpoint-radius"
 BLOCK_PAIRS = 1 << 16
 
 
-@lru_cache(maxsize=1)
-def _midpoints_round_to_nearest() -> bool:
-    """Whether ``complex(acb)`` rounds each part to nearest (python-flint's ``arf_get_d`` with
-    ARF_RND_NEAR), checked on values just above and below a tie; else only a faithful rounding
-    (within one unit in the last place) is assumed."""
-    from flint import acb, arb
-    with ctx.workprec(128):
-        t = arb(2) ** -53 + arb(2) ** -60                         # just above half an ulp of 1
-        cases = [(acb(1 + t, -(1 + t)), complex(1 + 2.0 ** -52, -(1 + 2.0 ** -52))),
-                 (acb(1 + 2 * t - arb(2) ** -52, 3 - t), complex(1.0, 3.0))]
-    return all(complex(b) == want for b, want in cases)
-
-
 def _disks(F, xs: list) -> MR:
     """Elements of an enclosing field rounded to float64 disks that contain them: each
-    is taken as an acb ball (``F.enclose``), whose midpoint is rounded to complex128; the
-    radius bounds |b - mid| over the ball: the parts' radii (Arb's 30-bit radii, exact
-    floats in the normal range) plus the midpoint's rounding per part (half its ulp when the
-    conversion rounds to nearest, checked once, else the ulp), plus 2^-1072 for anything
-    below the normal range (proofs/midrad_filter.md, section 5).  A ball that is not
-    finite, or whose parts leave the float range, gets an infinite radius."""
-    balls = [F.enclose(x) for x in xs]
-    mid = np.array([complex(b.mid()) for b in balls], dtype=np.complex128)
-    rr = np.array([float(b.real.rad()) for b in balls], dtype=np.float64)
-    ri = np.array([float(b.imag.rad()) for b in balls], dtype=np.float64)
-    f = 0.5 if _midpoints_round_to_nearest() else 1.0
-    with np.errstate(invalid="ignore", over="ignore"):
-        ulps = np.spacing(np.abs(mid.real)) + np.spacing(np.abs(mid.imag))   # exact powers of two, sum rounded
-        rad = up(up(up(rr + ri) + up(f * ulps)) + 2.0 ** -1072)
-    rad[~(np.isfinite(rad) & np.isfinite(mid.real) & np.isfinite(mid.imag))] = math.inf
-    return MR.from_parts(mid, rad)
+    is taken as an acb ball (``F.enclose``) and rounded by ``arith.disk_convert.mr_of_balls``
+    (the midpoint rounded to complex128, the radius from the parts' radii, the midpoint's
+    rounding per part (half its ulp when the conversion rounds to nearest, as
+    ``_midpoints_round_to_nearest`` checks once, else the ulp) and 2^-1072 for anything below
+    the normal range: proofs/midrad_filter.md, section 5).  A ball that is not finite, or
+    whose parts leave the float range, gets an infinite radius."""
+    return mr_of_balls([F.enclose(x) for x in xs], nearest=_midpoints_round_to_nearest())
 
 
 class DiskArrays:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ...arith.disk_convert import mr_of_dd, mr_pairs_of_dd as mr_pairs  # noqa: F401 (the conversions, re-exported)
 from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
 from ...arith.midrad import MR, U, roots_of_unity, sum_upper, up
 
@@ -158,21 +159,6 @@ def quotient_weights(st: Any, mu: DD, weights: list[DD]) -> tuple[DD, DD]:
     nu = ax.add(e.mul(half_one_mu))
     n0 = cauchy_at_poles(DD.exact(np.ones((1, n))), e.reshape(n, 1)).reshape(1).scale(0.5)   # (1/2) sum_i e_i
     return nu, n0
-
-
-def mr_pairs(x: DD) -> tuple[MR, np.ndarray]:
-    """A double-double disk array as float64 disks with low parts: (MR(hi, rad), lo),
-    |x - hi - lo| <= rad for every point x of each disk (``cauchy_direct_midrad``'s
-    weights with ``weights_lo``)."""
-    return MR(x.rh + 1j * x.ih, x.rad.copy()), x.rl + 1j * x.il
-
-
-def mr_of_dd(x: DD) -> MR:
-    """A double-double disk array as float64 disks: the high parts of the normalized
-    midpoint, the radius plus |lo_re| + |lo_im| (what the high parts leave out)."""
-    x = normalized(x)
-    mid = x.rh + 1j * x.ih
-    return MR(mid, up(x.rad + up(up(np.abs(x.rl) + np.abs(x.il)))))
 
 
 @lru_cache(maxsize=8)

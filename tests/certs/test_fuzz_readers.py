@@ -1,18 +1,23 @@
 """Fuzzing the parameter-file and kernel-file readers (hypothesis; bounded, derandomized
 under the CI profile of tests/conftest.py): whatever the file holds, the reader returns
-a clean result or raises ValueError, quickly."""
+a clean result or raises ValueError, and converts no number beyond its limits."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import math
 import os
+import re
 import tempfile
-import time
+from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
 from s4cert.certs.io.kernel_file import load_kernel, save_kernel
+from s4cert.certs.io.numbers import MAX_EXPONENT, MAX_NUMBER_CHARS
 from s4cert.certs.io.params import load_params
 from s4cert.certs.kernel import certify_kernel
 from s4cert.algorithms.s4.dplr import DPLR
@@ -52,16 +57,56 @@ def _write(suffix: str, data: bytes) -> str:
     return path
 
 
-def _read_cleanly(reader, path: str, **kw):
-    """reader(path) either returns or raises ValueError, within a few seconds."""
-    t0 = time.perf_counter()
+#: the most bits a number within the readers' limits can have: at most MAX_NUMBER_CHARS
+#: digits times 10^MAX_EXPONENT (log2 10 < 3.33 bits per decimal digit)
+MAX_BITS = math.ceil(3.33 * (MAX_NUMBER_CHARS + MAX_EXPONENT)) + 64
+_EXPONENT = re.compile(r"[eE]\s*([+-]?[0-9]+)")
+
+
+@contextlib.contextmanager
+def _bounded_numbers():
+    """While active, every Fraction made from a string must be within the readers' limits
+    before its conversion starts (at most MAX_NUMBER_CHARS characters, a decimal exponent
+    of at most MAX_EXPONENT) and every Fraction made from integers within MAX_BITS: the
+    work a hostile number can cause is bounded before it is done (no "1e999999999"
+    expanded to a billion digits)."""
+    real_new = Fraction.__new__
+
+    def guarded(cls, *args, **kw):
+        for a in args:
+            if isinstance(a, str):
+                assert len(a) <= MAX_NUMBER_CHARS, "a number string beyond the limit reached a conversion"
+                m = _EXPONENT.search(a)
+                assert not m or (len(m.group(1)) <= 9 and abs(int(m.group(1))) <= MAX_EXPONENT), \
+                    f"exponent {m.group(1)[:12]} reached a conversion"
+            elif isinstance(a, int):
+                assert a.bit_length() <= MAX_BITS, "an integer beyond the limits reached a conversion"
+        return real_new(cls, *args, **kw)
+    Fraction.__new__ = guarded
     try:
-        reader(path, **kw)
+        yield
+    finally:
+        Fraction.__new__ = real_new
+
+
+def _read_cleanly(reader, path: str, **kw):
+    """reader(path) either returns or raises ValueError, and no number beyond the readers'
+    limits is converted on the way (``_bounded_numbers``)."""
+    try:
+        with _bounded_numbers():
+            reader(path, **kw)
     except ValueError as e:
         assert str(e) and "\n" not in str(e).strip()
     finally:
         os.unlink(path)
-    assert time.perf_counter() - t0 < 10
+
+
+def test_the_number_guard_catches_an_unchecked_conversion():
+    """The guard is live: a conversion of a hostile exponent under it fails."""
+    with _bounded_numbers():
+        with pytest.raises(AssertionError, match="exponent"):
+            Fraction("1e999999999")
+        assert Fraction("1e5") == 100000
 
 
 @given(param_docs(), st.booleans())

@@ -1,14 +1,16 @@
 """One conformance suite, run against every field.
 
 Every field is checked against exact arithmetic on the same inputs:
-exact fields (and counting/tracing over them) agree exactly; ball fields contain the
-exact result; the rounded field is within u of the exact result of each operation on
-the values it holds; float64 is within the standard-model bound of each operation.
+exact fields (and counting/tracing over them) agree exactly; ball fields and the disk
+array fields (float64 and double-double disks) contain the exact result; the rounded field
+is within u of the exact result of each operation on the values it holds; float64 is within
+the standard-model bound of each operation.
 The capabilities (matrix kernels, modulus bounds, enclose/add_error, sqrt/exp) are
 checked the same way, choosing the expectation by the field's flags.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -17,7 +19,9 @@ import pytest
 from flint import acb, arb, ctx, fmpq, fmpq_poly, fmpz
 from hypothesis import given, strategies as st
 
-from s4cert.arith import BallField, Counting, ExactField, Float64Field, RoundedField, Tracing, Truth, Unsupported
+from s4cert.arith import (BallField, Counting, DDArrayField, DiskArrayField, ExactField, Float64Field, MRArrayField,
+                          RoundedField, Tracing, Truth, Unsupported)
+from s4cert.arith.midrad import RangeError
 from tests.helpers import Q2, encloses, exact_equal, gaussian
 
 REF = ExactField(32)
@@ -40,7 +44,14 @@ FIELDS = {
     "tracing-ball": lambda: Tracing(BallField(80)),
     "rounded": lambda: RoundedField(70),
     "float64": lambda: Float64Field(),
+    "mr-arrays": lambda: MRArrayField(),
+    "dd-arrays": lambda: DDArrayField(),
 }
+#: the optional functions each field supplies (all others supply sqrt and exp)
+FUNCTIONS = {"mr-arrays": set(), "dd-arrays": {"exp"}}
+#: the disk fields' refusal above the largest magnitude they keep (2^400 for float64 disks,
+#: 2^500 for double-double ones); e^q is certified at least up to q = 300 < 500 log 2
+EXP_CERTIFIED = 300
 
 
 def unwrap(F, x):
@@ -70,6 +81,8 @@ def agrees(F, x, exact_ref, op: str | None = None, operands: list | None = None)
         return exact_equal(REF, _lift(F, x), exact_ref)
     if isinstance(F, BallField):
         return encloses(x, REF, exact_ref)
+    if isinstance(F, DiskArrayField):
+        return disk_holds(x, REF.to_acb(exact_ref, 4096))
     exact = _apply(op, operands)
     err2 = (as_q2(F, x) - exact).abs2()
     if isinstance(F, RoundedField):
@@ -97,6 +110,26 @@ def _apply(op, xs):
     if op == "conj":
         return xs[0].conj()
     return xs[0]  # "input": the conversion itself
+
+
+def midpoint_balls(x) -> list:
+    """The midpoints of a disk array as exact balls (sums of floats at 4096 bits are exact):
+    ``mid`` for float64 disks, the sums of the parts ``r*`` and ``i*`` for multi-float ones."""
+    names = [f.name for f in dataclasses.fields(x) if f.name != "rad"]
+    with ctx.workprec(4096):
+        if names == ["mid"]:
+            return [acb(float(v.real), float(v.imag)) for v in np.ravel(x.mid)]
+        re = [np.ravel(getattr(x, n)) for n in names if n.startswith("r")]
+        im = [np.ravel(getattr(x, n)) for n in names if n.startswith("i")]
+        return [acb(sum((arb(float(p[k])) for p in re), arb(0)), sum((arb(float(p[k])) for p in im), arb(0)))
+                for k in range(re[0].size)]
+
+
+def disk_holds(x, value: acb) -> bool:
+    """Every entry's disk certainly contains the ball ``value``: upper(|value - mid|) <= rad,
+    decided at 4096 bits."""
+    with ctx.workprec(4096):
+        return all(abs(value - m).upper() <= arb(float(r)) for m, r in zip(midpoint_balls(x), np.ravel(x.rad)))
 
 
 def held(F, x) -> Q2:
@@ -190,6 +223,8 @@ def test_roots_of_unity(name, M):
             assert exact_equal(REF, _lift(G, v), want)
         elif isinstance(G, BallField):
             assert encloses(v, REF, want)
+        elif isinstance(G, DiskArrayField):
+            assert disk_holds(v, REF.to_acb(want, 4096))
         else:
             # rounded: u; float64: the angle 2*pi*k/M carries <= 2u|angle| <= 4*pi*u and
             # libm's exp within one ulp per part adds ~2u: 16u is a safe bound
@@ -211,6 +246,8 @@ def held_exact(F, w, want) -> bool:
         return exact_equal(REF, _lift(G, v), want)
     if isinstance(G, BallField):
         return v.is_exact() and encloses(v, REF, want)
+    if isinstance(G, DiskArrayField):
+        return bool(np.all(v.rad == 0)) and disk_holds(v, REF.to_acb(want, 4096))
     re, im = REF.to_fractions(want)
     h = held(F, w)
     return h.re == re and h.im == im
@@ -377,14 +414,21 @@ def test_enclose_and_add_error(name, a, e):
 @given(q=st.builds(Fraction, st.integers(0, 400), st.integers(1, 20)))
 def test_sqrt_and_exp(name, q):
     """sqrt of a rational q >= 0 (given as a number or an element): exact fields hold
-    rational roots only; ball fields contain the root; RoundedField is within u of
-    sqrt(q); float64 within 2u relative.  exp: ball fields contain it, float64 close."""
+    rational roots only; enclosing fields contain the root; RoundedField is within u of
+    sqrt(q); float64 within 2u relative.  exp: enclosing fields contain it (the disk fields
+    up to their range, refused beyond it), float64 close.  A field that does not supply a
+    function (FUNCTIONS) raises Unsupported."""
     F = FIELDS[name]()
     G, _ = unwrap(F, F.one())
     with ctx.workprec(300):
         root, ex = arb(fmpq(q.numerator, q.denominator)).sqrt(), arb(fmpq(q.numerator, q.denominator)).exp()
     is_square = Fraction(math.isqrt(q.numerator), math.isqrt(q.denominator)) ** 2 == q
+    supplied = FUNCTIONS.get(name, {"sqrt", "exp"})
     for arg in (q, F.from_number(q)):
+        if "sqrt" not in supplied:
+            with pytest.raises(Unsupported):
+                F.sqrt(arg)
+            continue
         if F.exact and not is_square:
             with pytest.raises(Unsupported, match="irrational"):
                 F.sqrt(arg)
@@ -394,13 +438,23 @@ def test_sqrt_and_exp(name, q):
             want = Fraction(math.isqrt(q.numerator), math.isqrt(q.denominator))
             assert agrees(F, r, REF.from_number(want))
         elif F.encloses:
-            assert unwrap(F, r)[1].real.contains(root.mid())
+            assert F.enclose(r).real.contains(root.mid())
         else:
             h = held(F, r)
             tol = G.u if isinstance(G, RoundedField) else 2 * U64 * float(root.mid())
             with ctx.workprec(300):
                 assert h.im == 0 and abs(arb(fmpq(*_nd(h.re))) - root) <= arb(fmpq(*_nd(Fraction(tol))))
-    if F.encloses and not F.exact:
+    if "exp" not in supplied:
+        with pytest.raises(Unsupported):
+            F.exp(q)
+    elif isinstance(G, DiskArrayField):
+        try:
+            e = F.exp(q)
+        except RangeError:
+            assert q > EXP_CERTIFIED
+        else:
+            assert disk_holds(e, acb(ex))
+    elif F.encloses and not F.exact:
         assert unwrap(F, F.exp(q))[1].real.contains(ex.mid())
     elif isinstance(G, Float64Field):  # exp of the float q holds, within a few ulps
         with ctx.workprec(300):

@@ -1,0 +1,549 @@
+"""Triple-double midpoint-radius arithmetic on numpy arrays, rigorous under round to nearest.
+
+A ``TD`` holds complex disks ``|x - mid| <= rad`` whose midpoints are unevaluated sums of three
+float64 arrays per component, ``(r0 + r1 + r2) + i (i0 + i1 + i2)``: about 2^-150 relative
+accuracy, the rung above ``arith.double_double``.  The midpoints are computed with error-free
+transformations (``two_sum``; Veltkamp's ``split`` and Dekker's product, without a fused
+multiply-add, from ``arith.dd_kernels``); every operation bounds its own rounding (from the
+quantities it computed, or a priori from the operands' parts), rounded up as in
+``arith.midrad.up``; inverses are bounded a posteriori from a residual.  Every operation
+returns disks that contain the exact result of the same operation on any points of the
+operand disks (``proofs/triple_double.md``).  Parts and radii above ``BIG = 2^500`` in
+magnitude are refused (``arith.midrad.RangeError``): below it no split, product or sum
+overflows; tiny values cost an absolute allowance of at most ``TINY_TD = 2^-938`` per
+operation (Dekker's products below 2^-900 are not relied on).
+
+>>> x = TD.exact([1 + 1j])
+>>> y = x.mul(x.inv())
+>>> bool(abs(y.r0[0] - 1) <= 1e-44 and y.rad[0] <= 1e-44)
+True
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .dd_kernels import _cmul, _dekker_masked, split, two_prod, two_sum  # noqa: F401 (two_prod: the kernels' API)
+from .midrad import U, RangeError, up
+
+#: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
+BIG = 2.0 ** 500
+#: the absolute allowance of one operation's bound (underflow, Dekker's products below 2^-900)
+TINY_TD = 2.0 ** -938
+#: a nonnegative bound of at most twelve roundings to nearest times this is above its exact value
+_FIN = 1.0 + 2.0 ** -48
+#: u (1 + 2^-48), exactly: a computed sum of at most five nonnegative terms times this is above u times its exact value
+_UF = U * _FIN
+
+#: the product's bound per unit of A0 B0, A0 B1 + A1 B0, A0 B2 + A1 B1 + A2 B0 (Lemma 3)
+C_00 = 16.01 * U ** 3
+C_01 = 20.01 * U ** 2
+C_02 = 6.01 * U
+#: the product's bound on normalized operands, per unit of A0 B0 (Lemma 4)
+C_MUL = 184.1
+#: the sum's bound on normalized operands, per unit of |x0|_1 + |y0|_1 (Lemma 2)
+C_ADD = 7.1
+#: an inverse's radius on a normalized point, per unit of |y| (Lemma 6)
+C_INV = 400.0
+
+_FIELDS = ("r0", "r1", "r2", "i0", "i1", "i2", "rad")
+
+
+def _check(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        # -BIG <= min and max <= BIG (two reads, no temporary); NaN fails the comparisons
+        if a.size and not (float(np.max(a)) <= BIG and float(np.min(a)) >= -BIG):
+            raise RangeError("a triple-double part or radius is not finite or exceeds 2^500")
+
+
+def _finish(t: np.ndarray) -> np.ndarray:
+    """fl(fl(t (1 + 2^-48)) + 2^-938) for a nonnegative t of at most twelve roundings to
+    nearest: above its exact value plus 2^-939 (Lemma 3(c))."""
+    t = np.multiply(t, _FIN)
+    t += TINY_TD
+    return t
+
+
+def _sum3_abs(a, b, c):
+    """fl(fl(|a| + |b|) + |c|)."""
+    s = np.abs(a)
+    s += np.abs(b)
+    s += np.abs(c)
+    return s
+
+
+def _modulus_upper(r0, r1, r2, i0, i1, i2) -> np.ndarray:
+    """An upper bound of sqrt(A^2 + B^2), A = |r0| + |r1| + |r2|, B likewise (>= |mid|):
+    fl(fl(w (1 + 2^-50)) + 2^-535) for w the rounded value (Lemma 1)."""
+    a = _sum3_abs(r0, r1, r2)
+    b = _sum3_abs(i0, i1, i2)
+    a *= a
+    b *= b
+    a += b
+    a = np.sqrt(a)
+    a *= 1.0 + 2.0 ** -50
+    a += 2.0 ** -535
+    return a
+
+
+def _level_sums(x: "TD") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A_k = fl(|r_k| + |i_k|), k = 0, 1, 2."""
+    return tuple(np.abs(getattr(x, f"r{k}")) + np.abs(getattr(x, f"i{k}")) for k in range(3))
+
+
+def _renorm3(a, b, c):
+    """(h, m, l) with h + m + l = a + b + c exactly (three 2Sums; |l| <= u |m|)."""
+    s, t = two_sum(b, c)
+    h, m = two_sum(a, s)
+    m, l = two_sum(m, t)
+    return h, m, l
+
+
+# -- the real kernels ----------------------------------------------------------------------
+
+def _add_part(x0, x1, x2, y0, y1, y2):
+    """x + y of real triples: (h, m, l, s2, g, t2) with h + m + l = x + y - (rounding), the
+    rounding at most u (|s2| + |g| + |t2|) (Lemma 2)."""
+    s0, e0 = two_sum(x0, y0)
+    s1, e1 = two_sum(x1, y1)
+    s2 = x2 + y2
+    t1, f1 = two_sum(e0, s1)
+    g = e1 + s2
+    t2 = g + f1
+    h, a = two_sum(s0, t1)
+    m, l = two_sum(a, t2)
+    return h, m, l, s2, g, t2
+
+
+def _prod_part(a, b, c, d, sp, negate: bool):
+    """a b - c d (``negate``) or a b + c d of real triples, midpoint only, by Lemma 3(a):
+    a0 b0, c0 d0 and the four first-order products by Dekker's product, the first-order terms
+    by a chain of 2Sums, the second-order terms in floating point, the third- and fourth-order
+    products dropped.  ``sp`` holds the splits of a0, a1, b0, b1, c0, c1, d0, d1."""
+    (a0, a1, a2), (b0, b1, b2), (c0, c1, c2), (d0, d1, d2) = a, b, c, d
+    sa0, sa1, sb0, sb1, sc0, sc1, sd0, sd1 = sp
+    P = a0 * b0
+    eP = _dekker_masked(*sa0, *sb0, P)
+    Q = c0 * d0
+    eQ = _dekker_masked(*sc0, *sd0, Q)
+    if negate:
+        np.negative(Q, out=Q)
+        np.negative(eQ, out=eQ)
+    s, g = two_sum(P, Q)
+    h1 = a0 * b1
+    f1 = _dekker_masked(*sa0, *sb1, h1)
+    h2 = a1 * b0
+    f2 = _dekker_masked(*sa1, *sb0, h2)
+    h3 = c0 * d1
+    f3 = _dekker_masked(*sc0, *sd1, h3)
+    h4 = c1 * d0
+    f4 = _dekker_masked(*sc1, *sd0, h4)
+    k1, q1 = two_sum(h1, h2)
+    k2, q2 = two_sum(h3, h4)
+    if negate:
+        np.negative(k2, out=k2)
+        np.negative(q2, out=q2)
+    k3, q3 = two_sum(k1, k2)
+    k4, q4 = two_sum(eP, eQ)
+    k5, q5 = two_sum(k3, k4)
+    k6, q6 = two_sum(k5, g)
+    q1 += q2                                           # D = ((q1 + q2) + (q3 + q4)) + (q5 + q6)
+    q3 += q4
+    q1 += q3
+    q5 += q6
+    q1 += q5
+    f1 += f2                                           # F = (f1 + f2) -+ (f3 + f4)
+    f3 += f4
+    (np.subtract if negate else np.add)(f1, f3, out=f1)
+    p = a0 * b2                                        # Pi = ((a0 b2 + a1 b1) + a2 b0) -+ (...)
+    p += np.multiply(a1, b1, out=f2)
+    p += np.multiply(a2, b0, out=f2)
+    r = c0 * d2
+    r += np.multiply(c1, d1, out=f2)
+    r += np.multiply(c2, d0, out=f2)
+    (np.subtract if negate else np.add)(p, r, out=p)
+    f1 += p                                            # S2 = D + (F + Pi)
+    q1 += f1
+    h, t = two_sum(s, k6)
+    m, l = two_sum(t, q1)
+    return h, m, l
+
+
+def _cmul_mid(x: "TD", y: "TD"):
+    """The midpoint of x y (Lemma 3(b)): six parts."""
+    xr, xi = (x.r0, x.r1, x.r2), (x.i0, x.i1, x.i2)
+    yr, yi = (y.r0, y.r1, y.r2), (y.i0, y.i1, y.i2)
+    sxr0, sxr1, sxi0, sxi1 = split(x.r0), split(x.r1), split(x.i0), split(x.i1)
+    syr0, syr1, syi0, syi1 = split(y.r0), split(y.r1), split(y.i0), split(y.i1)
+    re = _prod_part(xr, yr, xi, yi, (sxr0, sxr1, syr0, syr1, sxi0, sxi1, syi0, syi1), True)
+    im = _prod_part(xr, yi, xi, yr, (sxr0, sxr1, syi0, syi1, sxi0, sxi1, syr0, syr1), False)
+    return re + im
+
+
+def _cmul_terms(xa: tuple, ya: tuple) -> np.ndarray:
+    """C_00 A0 B0 + C_01 (A0 B1 + A1 B0) + C_02 (A0 B2 + A1 B1 + A2 B0) + (A1 B2 + A2 B1 + A2 B2),
+    each operation rounded to nearest (Lemma 3(c))."""
+    A0, A1, A2 = xa
+    B0, B1, B2 = ya
+    t = A0 * B0
+    t *= C_00
+    v = A0 * B1
+    v += A1 * B0
+    v *= C_01
+    t += v
+    np.multiply(A0, B2, out=v)
+    v += A1 * B1
+    v += A2 * B0
+    v *= C_02
+    t += v
+    np.multiply(A1, B2, out=v)
+    v += A2 * B1
+    v += A2 * B2
+    t += v
+    return t
+
+
+def _zero_d_as_1d(op):
+    """Run ``op`` on 0-d disks as disks of one element (the kernels work in place)."""
+    def wrapped(self, *others):
+        if self.r0.ndim == 0 and all(o.r0.ndim == 0 for o in others):
+            return op(self.reshape(1), *(o.reshape(1) for o in others)).reshape(())
+        return op(self, *others)
+    wrapped.__doc__, wrapped.__name__ = op.__doc__, op.__name__
+    return wrapped
+
+
+# -- the disks -----------------------------------------------------------------------------
+
+@dataclass
+class TD:
+    """Complex disks with triple-double midpoints: mid = (r0 + r1 + r2) + i (i0 + i1 + i2)."""
+
+    r0: np.ndarray
+    r1: np.ndarray
+    r2: np.ndarray
+    i0: np.ndarray
+    i1: np.ndarray
+    i2: np.ndarray
+    rad: np.ndarray
+
+    @classmethod
+    def from_parts(cls, hi, mid, lo, rad) -> "TD":
+        """From complex arrays of the high, middle and low parts and radii (checked)."""
+        hi = np.asarray(hi, dtype=np.complex128)
+        mid = np.broadcast_to(np.asarray(mid, dtype=np.complex128), hi.shape)
+        lo = np.broadcast_to(np.asarray(lo, dtype=np.complex128), hi.shape)
+        r = np.broadcast_to(np.asarray(rad, dtype=np.float64), hi.shape).copy()
+        if np.any(np.isnan(r)) or np.any(r < 0):
+            raise ValueError("radii must be >= 0")
+        out = cls(hi.real.copy(), mid.real.copy(), lo.real.copy(), hi.imag.copy(), mid.imag.copy(),
+                  lo.imag.copy(), r)
+        _check(*out._arrays())
+        return out
+
+    @classmethod
+    def exact(cls, values) -> "TD":
+        """Points: complex128 values taken as exact."""
+        v = np.asarray(values, dtype=np.complex128)
+        z = np.zeros(v.shape, complex)
+        return cls.from_parts(v, z, z, np.zeros(v.shape))
+
+    @classmethod
+    def from_dd(cls, x) -> "TD":
+        """The same disks as the double-double disks ``x`` (``arith.double_double.DD``): exact."""
+        z = np.zeros(np.shape(x.rh))
+        return cls(x.rh.copy(), x.rl.copy(), z, x.ih.copy(), x.il.copy(), z.copy(), x.rad.copy())
+
+    def _arrays(self) -> tuple:
+        return tuple(getattr(self, f) for f in _FIELDS)
+
+    def __len__(self) -> int:
+        return len(self.r0)
+
+    def __getitem__(self, idx) -> "TD":
+        return TD(*(a[idx] for a in self._arrays()))
+
+    def set_point(self, idx, value: float) -> None:
+        """Make the disks at ``idx`` the exact real point ``value`` (in place)."""
+        self.r0[idx] = value
+        for f in _FIELDS[1:]:
+            getattr(self, f)[idx] = 0.0
+
+    @property
+    def shape(self) -> tuple:
+        return self.r0.shape
+
+    @property
+    def mid_hi(self) -> np.ndarray:
+        return self.r0 + 1j * self.i0
+
+    def mid_complex(self) -> np.ndarray:
+        """The midpoints rounded to complex128: fl(p0 + fl(p1 + p2)) per component, within
+        u (|result| + |fl(p1 + p2)|) of the exact component (Lemma 1)."""
+        return (self.r0 + (self.r1 + self.r2)) + 1j * (self.i0 + (self.i1 + self.i2))
+
+    def mid_abs1(self) -> np.ndarray:
+        """An upper bound of |mid| (real plus imaginary parts)."""
+        return up(up(_sum3_abs(self.r0, self.r1, self.r2) * (1 + 4 * U))
+                  + up(_sum3_abs(self.i0, self.i1, self.i2) * (1 + 4 * U)))
+
+    def mid_abs(self) -> np.ndarray:
+        """An upper bound of |mid|: sqrt(A^2 + B^2) for A = |r0| + |r1| + |r2|, B likewise (no
+        sqrt(2) lost), from its rounded value w by fl(fl(w (1 + 2^-50)) + 2^-535) (Lemma 1)."""
+        return _modulus_upper(self.r0, self.r1, self.r2, self.i0, self.i1, self.i2)
+
+    def _make(self, *arrays) -> "TD":
+        _check(*arrays)
+        return TD(*arrays)
+
+    def conj(self) -> "TD":
+        return TD(self.r0, self.r1, self.r2, -self.i0, -self.i1, -self.i2, self.rad)
+
+    def neg(self) -> "TD":
+        return TD(-self.r0, -self.r1, -self.r2, -self.i0, -self.i1, -self.i2, self.rad)
+
+    def add(self, other: "TD") -> "TD":
+        """x + y: each component by ``_add_part`` (2Sums for the first two orders, the third in
+        floating point), the rounding bounded from the computed s2, g, t2 (Lemma 2)."""
+        r0, r1, r2, a, b, c = _add_part(self.r0, self.r1, self.r2, other.r0, other.r1, other.r2)
+        i0, i1, i2, d, e, f = _add_part(self.i0, self.i1, self.i2, other.i0, other.i1, other.i2)
+        t = _sum3_abs(a, b, c)
+        t += _sum3_abs(d, e, f)
+        t *= _UF
+        rad = up(up(self.rad + other.rad) + up(t))
+        return self._make(r0, r1, r2, i0, i1, i2, rad)
+
+    def sub(self, other: "TD") -> "TD":
+        return self.add(other.neg())
+
+    @_zero_d_as_1d
+    def mul(self, other: "TD") -> "TD":
+        """(ar + i ai)(br + i bi): the midpoints by ``_prod_part`` per component with the a-priori
+        bound of Lemma 3 from A_k = |ar_k| + |ai_k|, B_k; the radii by |x y - a b| <= |a| rad_y +
+        rad_x |b| + rad_x rad_y; all summed in floating point, then ``_finish`` (Lemma 4)."""
+        parts = _cmul_mid(self, other)
+        t = _cmul_terms(_level_sums(self), _level_sums(other))
+        t += self.mid_abs() * other.rad
+        t += self.rad * other.mid_abs()
+        t += self.rad * other.rad
+        return self._make(*parts, _finish(t))
+
+    def square(self) -> "TD":
+        """x x: ``mul(x, x)`` (the same operations; |x^2 - m^2| <= 2 |m| rad + rad^2)."""
+        return self.mul(self)
+
+    def scale(self, c: float) -> "TD":
+        """Multiplication by a real float c: by a power of two (either sign) each part is scaled
+        exactly unless it underflows (Lemma 4); any other finite c by ``mul`` with the point c."""
+        if not (isinstance(c, (int, float, np.floating)) and math.isfinite(c)):
+            raise ValueError("scale takes a finite real float")
+        c = float(c)
+        if c != 0 and abs(c) == 2.0 ** round(math.log2(abs(c))):
+            parts = [a * c for a in self._arrays()[:6]]
+            return self._make(*parts, up(up(self.rad * abs(c)) + 6 * TINY_TD))
+        return self.mul(TD.exact(np.full(self.shape, c)))
+
+    @_zero_d_as_1d
+    def inv(self) -> "TD":
+        """1/x for every x in the disks, bounded a posteriori: y from y0 = 1/fl(m), one Newton
+        step on double-double pairs and one on triples (accuracy not relied on), then q >= |1 -
+        x y| over the disk (|1 - m y| from ``mul``'s midpoint and bound, plus rad |y|); if
+        q <= 1/2 the disk excludes 0 and |1/x - y| <= |y| q / (1 - q) <= |y| q (1 + 2 q).
+        RangeError otherwise (Lemma 6)."""
+        y = _newton_td(self)
+        _check(y.r0, y.i0)
+        p = _cmul_mid(self, y)
+        err = _finish(_cmul_terms(_level_sums(self), _level_sums(y)))
+        a = 1.0 - p[0]
+        b = a - p[1]
+        c = b - p[2]                                   # Re(1 - m y) = c + three roundings
+        re = _sum3_abs(a, b, c)
+        re *= _UF
+        re = up(up(re) + np.abs(c))
+        d = p[3] + p[4]
+        e = d + p[5]                                   # Im(m y) = e + two roundings
+        im = np.abs(d)
+        im += np.abs(e)
+        im *= _UF
+        im = up(up(im) + np.abs(e))
+        r_mid = up(np.sqrt(up(up(re * re) + up(im * im))))
+        ymod = y.mid_abs()
+        q = up(up(r_mid + err) + up(self.rad * ymod))
+        if not float(np.max(q, initial=0.0)) <= 0.5:
+            raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
+        rad = up(up(q * ymod) * up(1.0 + 2 * q))
+        return self._make(y.r0, y.r1, y.r2, y.i0, y.i1, y.i2, rad)
+
+    def div(self, other: "TD") -> "TD":
+        """x / y as x (1/y) (``inv``, then ``mul``)."""
+        return self.mul(other.inv())
+
+    def abs_upper(self) -> np.ndarray:
+        """Upper bounds of |x| over each disk."""
+        return up(self.mid_abs() + self.rad)
+
+    def abs_lower(self) -> np.ndarray:
+        """Lower bounds of |x| over each disk (0 where it may contain 0):
+        |x| >= max(|re mid|, |im mid|) - rad, with |p0 + p1 + p2| >= |p0| - |p1| - |p2| rounded down."""
+        lr = np.nextafter(np.nextafter(np.abs(self.r0) - np.abs(self.r1), -np.inf) - np.abs(self.r2), -np.inf)
+        li = np.nextafter(np.nextafter(np.abs(self.i0) - np.abs(self.i1), -np.inf) - np.abs(self.i2), -np.inf)
+        return np.maximum(np.nextafter(np.maximum(lr, li) - self.rad, -np.inf), 0.0)
+
+    def contains(self, values) -> np.ndarray:
+        """Whether each complex128 value lies certainly in its disk: True only when an upper
+        bound of |value - mid| is <= rad (so it may say False on the boundary; Lemma 1)."""
+        v = np.broadcast_to(np.asarray(values, dtype=np.complex128), self.shape)
+        dr = _distance_upper(v.real, self.r0, self.r1, self.r2)
+        di = _distance_upper(v.imag, self.i0, self.i1, self.i2)
+        return ((dr == 0) & (di == 0)) | (up(np.sqrt(up(up(dr * dr) + up(di * di)))) <= self.rad)
+
+    def reshape(self, *shape) -> "TD":
+        return TD(*(a.reshape(*shape) for a in self._arrays()))
+
+    def to_dd(self):
+        """Double-double disks containing these: pairs (p0, fl(p1 + p2)), the rounding
+        (at most u |fl(p1 + p2)| per component) in the radius (Lemma 1)."""
+        from .double_double import DD
+
+        rl, il = self.r1 + self.r2, self.i1 + self.i2
+        rad = up(self.rad + up(_UF * up(np.abs(rl) + np.abs(il))))
+        _check(rad)
+        return DD(self.r0.copy(), rl, self.i0.copy(), il, rad)
+
+    def to_balls(self, prec: int = 400) -> list:
+        """Each disk as an acb ball that contains it: the three parts of each component summed
+        exactly (at 2200 bits), then rounded to a ball at ``prec`` bits, widened by rad."""
+        from flint import acb, arb, ctx
+
+        out = []
+        cols = [a.ravel().tolist() for a in self._arrays()]
+        with ctx.workprec(2200):
+            mids = [(arb(a) + arb(b) + arb(c), arb(d) + arb(e) + arb(f)) for a, b, c, d, e, f, _ in zip(*cols)]
+        with ctx.workprec(prec):
+            for (re, im), rad in zip(mids, cols[6]):
+                w = arb(0, rad) if rad > 0 else arb(0)
+                out.append(acb(+re + w, +im + w))
+        return out
+
+
+def _distance_upper(v, p0, p1, p2) -> np.ndarray:
+    """An upper bound of |v - p0 - p1 - p2|: c = fl(fl(fl(v - p0) - p1) - p2), plus
+    u (|a| + |b| + |c|) for the three roundings; 0 where v = p0 and p1 = p2 = 0."""
+    a = v - p0
+    b = a - p1
+    c = b - p2
+    t = _sum3_abs(a, b, c)
+    t *= _UF
+    return np.where((a == 0) & (p1 == 0) & (p2 == 0), 0.0, up(up(t) + np.abs(c)))
+
+
+def _newton_td(x: TD) -> TD:
+    """An approximation y of 1/m (no accuracy relied on): y0 = 1/fl(m) in complex128, a Newton
+    step on double-double pairs (the residual by ``dd_kernels._cmul`` from x's first two parts),
+    then one on triples (the residual by ``_cmul_mid``), renormalized."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y0 = 1.0 / ((x.r0 + x.r1) + 1j * (x.i0 + x.i1))
+    if not np.all(np.isfinite(y0)):
+        raise RangeError("a divisor's midpoint is 0 or out of range")
+    y0r, y0i = np.ascontiguousarray(y0.real), np.ascontiguousarray(y0.imag)
+    zero = np.zeros(y0.shape)
+    pr, prl, pi, pil, _ = _cmul(x.r0, x.r1, x.i0, x.i1, y0r, zero, y0i, zero, bound=False)
+    rr, ri = (1.0 - pr) - prl, -(pi + pil)
+    yrh, yrl = two_sum(y0r, y0r * rr - y0i * ri)
+    yih, yil = two_sum(y0i, y0r * ri + y0i * rr)
+    _check(yrh, yih)
+    y1 = TD(yrh, yrl, zero, yih, yil, zero, zero)
+    p = _cmul_mid(x, y1)
+    rr = ((1.0 - p[0]) - p[1]) - p[2]
+    ri = -((p[3] + p[4]) + p[5])
+    dr = yrh * rr - yih * ri
+    di = yrh * ri + yih * rr
+    return TD(*_renorm3(yrh, yrl, dr), *_renorm3(yih, yil, di), zero)
+
+
+def normalized(x: TD) -> TD:
+    """The same disks with each component's triple renormalized by 2Sums (exact: the same
+    values), so |p2| <= u |p1|."""
+    return TD(*_renorm3(x.r0, x.r1, x.r2), *_renorm3(x.i0, x.i1, x.i2), x.rad)
+
+
+def concat(parts: list[TD], axis: int = 0) -> TD:
+    """The disks of ``parts`` side by side (``np.concatenate`` of every array)."""
+    return TD(*(np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in _FIELDS))
+
+
+# -- conversions -----------------------------------------------------------------------------
+
+def _td_parts(x, float_upper) -> tuple[float, float, float, float]:
+    """(p0, p1, p2, err) with |x - p0 - p1 - p2| <= err for every point of the real ball x: the
+    rounded midpoints of x, x - p0 and x - p0 - p1, err an upper bound of the ball
+    |x - p0 - p1 - p2| (at the current precision, the rounding in the radius; Lemma 7)."""
+    p0 = float(x.mid())
+    rest = x - p0
+    p1 = float(rest.mid())
+    rest = rest - p1
+    p2 = float(rest.mid())
+    return p0, p1, p2, float_upper(abs(rest - p2))
+
+
+def td_of_balls(balls: list, prec: int = 400) -> TD:
+    """Triple-double disks containing the acb balls (each point of each ball), with a radius
+    per element: relative to the element (about 2^-159 |x| plus the ball's own radius)."""
+    from flint import ctx
+
+    from .ball import float_upper
+
+    parts = []
+    with ctx.workprec(prec):
+        for b in balls:
+            if not b.is_finite():
+                raise RangeError("a ball is not finite")
+            parts.append(_td_parts(b.real, float_upper) + _td_parts(b.imag, float_upper))
+    a = np.array(parts, dtype=np.float64).reshape(len(balls), 8)   # r0, r1, r2, er, i0, i1, i2, ei
+    return TD.from_parts(a[:, 0] + 1j * a[:, 4], a[:, 1] + 1j * a[:, 5], a[:, 2] + 1j * a[:, 6],
+                         up(a[:, 3] + a[:, 7]))
+
+
+@lru_cache(maxsize=8)
+def _roots_table(M: int) -> tuple[np.ndarray, ...]:
+    from flint import arb, ctx, fmpq
+
+    from .ball import float_upper
+
+    E = max(M // 8, 1)
+    c, s = np.empty((E + 1, 4)), np.empty((E + 1, 4))
+    with ctx.workprec(256):
+        for k in range(E + 1):
+            sk, ck = arb.sin_cos_pi_fmpq(fmpq(2 * k, M))
+            c[k], s[k] = _td_parts(ck, float_upper), _td_parts(sk, float_upper)
+    k = np.arange(M)
+    quadrant, kk = divmod(k, max(M // 4, 1)) if M >= 4 else (k * (4 // M), np.zeros(M, dtype=int))
+    swap = kk > E
+    j = np.where(swap, max(M // 4, 1) - kk, kk)
+    re = np.where(swap[:, None], s[j], c[j])          # cos(2 pi kk / M): (p0, p1, p2, err)
+    im = -np.where(swap[:, None], c[j], s[j])         # -sin(2 pi kk / M); the error bound negated too
+    im[:, 3] = -im[:, 3]
+    for q in (1, 2, 3):                                # times (-i)^q: (re, im) -> (im, -re), exactly
+        sel = quadrant == q
+        for _ in range(q):
+            re_q, im_q = im[sel].copy(), re[sel].copy()
+            im_q[:, :3] = -im_q[:, :3]
+            re[sel], im[sel] = re_q, im_q
+    out = tuple(re[:, p] + 1j * im[:, p] for p in range(3)) + (up(re[:, 3] + im[:, 3]),)
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def roots_of_unity_td(M: int) -> TD:
+    """The disks of z_k = exp(-2 pi i k / M), k < M, around triple-double midpoints, each with
+    its own radius (the error of its triple, bounded from a 256-bit enclosure): from cos and
+    sin at the M/8 + 1 angles of the first octant, the rest by exact swaps and sign changes
+    (as ``arith.double_double.roots_of_unity_dd``).  Cached per M."""
+    if M < 1 or M & (M - 1):
+        raise ValueError(f"M must be a power of two, got {M}")
+    p0, p1, p2, rad = _roots_table(M)
+    return TD.from_parts(p0, p1, p2, rad)

@@ -19,7 +19,8 @@ modulus (a representative for pivot ranking, never for a decision).
 A number is read exactly (a point) when both parts are floats, else enclosed by FLINT at
 256 bits and rounded to a disk by ``arith.disk_convert``.  Operations outside a class's
 range raise its ``RangeError`` (an ``ArithmeticError``), as does a division by a disk that
-is not certainly nonzero.
+is not certainly nonzero (or, for double-double disks, one so wide that the inverse's
+a-posteriori bound fails).
 
 >>> F = MRArrayField()
 >>> x = F.from_array([1.0, 2.0, 4.0])

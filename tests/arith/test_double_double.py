@@ -58,13 +58,22 @@ def disk(draw, scale=st.sampled_from([1e-150, 1e-20, 1.0, 3.7, 1e40, 1e150])):
     return x, (pr, pi)
 
 
+def _within(x: DD, bound: float) -> bool:
+    """Every part and the radius of the disk are at most ``bound`` in modulus."""
+    return all(abs(float(a[0])) <= bound for a in (x.rh, x.rl, x.ih, x.il, x.rad))
+
+
 @settings(max_examples=200)
 @given(disk(), disk())
 def test_add_sub_mul_contain_the_exact_results(a, b):
+    """The results contain the exact ones; they are refused only out of range: operands
+    with every part and radius <= 2^240 give parts and radii below 4 * 2^480 < BIG = 2^500,
+    so those are always certified (the refusal is only for a result that may pass 2^500)."""
     (x, (xr, xi)), (y, (yr, yi)) = a, b
     try:
         s, d, p = x.add(y), x.sub(y), x.mul(y)
     except RangeError:
+        assert not (_within(x, 2.0 ** 240) and _within(y, 2.0 ** 240))
         return
     assert _holds(s, 0, xr + yr, xi + yi)
     assert _holds(d, 0, xr - yr, xi - yi)
@@ -80,6 +89,7 @@ def test_square_contains_the_exact_square(a):
     try:
         q, p = x.square(), x.mul(x)
     except RangeError:
+        assert not _within(x, 2.0 ** 240)   # as for mul: in range, always certified
         return
     assert _holds(q, 0, xr * xr - xi * xi, 2 * xr * xi)
     assert float(q.rad[0]) <= float(p.rad[0])
@@ -88,10 +98,15 @@ def test_square_contains_the_exact_square(a):
 @settings(max_examples=200)
 @given(disk())
 def test_inv_contains_the_exact_inverse_or_refuses(a):
+    """Contained, or refused only for a divisor out of range or whose disk is not well away
+    from 0: with |mid| in [2^-400, 2^400] and rad <= |mid| / 4, Lemma 5's q is at most
+    about rad / |mid| + 2u <= 1/2, so such a divisor is always certified."""
     x, (xr, xi) = a
     try:
         q = x.inv()
     except RangeError:
+        m = abs(complex(x.mid_hi[0]))
+        assert not (2.0 ** -400 <= m <= 2.0 ** 400 and float(x.rad[0]) <= m / 4)
         return
     n = xr * xr + xi * xi
     assert n != 0 and _holds(q, 0, xr / n, -xi / n)

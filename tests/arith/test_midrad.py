@@ -240,18 +240,16 @@ def test_mul_refuses_products_beyond_the_range():
         MR.exact([2.0 ** 250 * (1 + 1j)]).mul(MR.exact([2.0 ** 250 * (1 - 1j)]))
 
 
-def test_overflowed_radius_still_contains():
-    """A disk whose radius overflowed (a chain of products of 2^400-wide disks) holds the
-    whole plane: its product with the point 0 must still contain 0 (or be refused)."""
-    x = MR.from_parts([0j], [LARGE])
-    with np.errstate(over="ignore", invalid="ignore"):
-        try:
-            wide = x.mul(x).mul(x.mul(x))
-            zero = MR.exact([0j])
-            for z in (wide.mul(zero), zero.mul(wide)):
-                assert in_disk(Q2(0), z.mid[0], z.rad[0]), (z.mid, z.rad)
-        except RangeError:
-            pass
+def test_a_radius_beyond_the_range_is_refused_before_it_can_overflow():
+    """A product whose radius would pass 2^400 (two 2^400-wide disks, or 2^200-wide ones:
+    2^800 and 2^400 + ...) is refused, so no chain of products reaches an overflowed
+    radius; the widest disk times the point 0 (either order) is certified and contains 0."""
+    x, zero = MR.from_parts([0j], [LARGE]), MR.exact([0j])
+    for z in (x.mul(zero), zero.mul(x)):
+        assert in_disk(Q2(0), z.mid[0], z.rad[0]), (z.mid, z.rad)
+    for w in (x, MR.from_parts([0j], [2.0 ** 200])):
+        with pytest.raises(RangeError):
+            w.mul(w)
 
 
 @given(st.lists(st.tuples(nonzero_disks(), angles), min_size=1, max_size=3))

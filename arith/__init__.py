@@ -5,7 +5,7 @@
 >>> F.is_zero(F.add(F.root_of_unity(8, 4), F.one()))
 <Truth.TRUE: 'true'>
 """
-from .array_field import DDArrayField, DiskArrayField, MRArrayField
+from .array_field import DDArrayField, DiskArrayField, MRArrayField, TDArrayField
 from .ball import BallField
 from .base import Field, Unsupported, check_power_of_two, is_power_of_two
 from .convert import exact_parts
@@ -18,6 +18,6 @@ from .truth import Truth
 
 __all__ = [
     "BallField", "Circuit", "Counting", "DDArrayField", "DiskArrayField", "ExactField", "Field", "Float64Field",
-    "MRArrayField", "RoundedField",
+    "MRArrayField", "RoundedField", "TDArrayField",
     "Tracing", "Truth", "Unsupported", "check_power_of_two", "exact_parts", "is_power_of_two", "trace",
 ]

@@ -2,10 +2,10 @@
 
 ``DiskArrayField`` runs a procedure written for scalars once on numpy arrays of disks of
 one disk class (``arith.midrad.MR``: float64 midpoints; ``arith.double_double.DD``:
-double-double midpoints).  Each element is a disk array of any shape (shapes broadcast),
+double-double midpoints; ``arith.triple_double.TD``: triple-double midpoints).  Each element is a disk array of any shape (shapes broadcast),
 and every operation acts entry by entry with the class's rigorous bounds, so one run gives
 disks containing the procedure's exact value for every entry of its inputs
-(``MRArrayField``, ``DDArrayField``).
+(``MRArrayField``, ``DDArrayField``, ``TDArrayField``).
 
 Decisions are made for the whole array at once.  ``is_zero`` is TRUE when every entry is
 the exact point 0, FALSE when every disk certainly excludes 0, UNKNOWN otherwise: a
@@ -49,6 +49,7 @@ from .convert import exact_parts
 from .disk_convert import balls_of_disks, dd_midpoints, dd_of_balls, mr_midpoints, mr_of_balls
 from .double_double import BIG, DD, roots_of_unity_dd
 from .midrad import LARGE, MR, RangeError, roots_of_unity, up
+from .triple_double import BIG as TD_BIG, TD, roots_of_unity_td, td_of_balls
 from .truth import Truth
 
 #: bits at which numbers that are not floats are enclosed before rounding to disks
@@ -62,7 +63,7 @@ class DiskArrayField(Field):
     ``sub``, ``neg``, ``mul``, ``inv``, ``conj``, ``abs_upper``, ``abs_lower``,
     ``mid_complex``, ``reshape`` and a dataclass field ``rad``), ``bound`` (the largest
     radius the class keeps), ``prec`` (the midpoints' bits), ``_of_balls`` (acb balls to
-    a 1-d disk array containing them), ``_midpoints`` (the midpoints as balls) and
+    a 1-d disk array containing them), ``_balls`` (a ball containing each disk) and
     ``_grid`` (the disks of the M-th roots of unity)."""
 
     encloses = True
@@ -77,7 +78,7 @@ class DiskArrayField(Field):
     def _of_balls(self, balls: list) -> Any:
         raise NotImplementedError
 
-    def _midpoints(self, x: Any, prec: int) -> list:
+    def _balls(self, x: Any, prec: int) -> list:
         raise NotImplementedError
 
     def _grid(self, M: int) -> Any:
@@ -175,8 +176,7 @@ class DiskArrayField(Field):
     def enclose_entries(self, x, prec: int | None = None) -> list:
         """A ball per entry (flattened in C order) containing that entry's disk, formed at
         ``prec`` bits (default the field's ``prec`` + 64)."""
-        p = self.prec + 64 if prec is None else prec
-        return balls_of_disks(self._midpoints(x, p), np.asarray(x.rad), p)
+        return self._balls(x, self.prec + 64 if prec is None else prec)
 
     def enclose(self, x, prec: int | None = None) -> acb:
         """One ball containing the disk of every entry of x (the entry's own ball when x has
@@ -225,8 +225,8 @@ class MRArrayField(DiskArrayField):
     def _of_balls(self, balls: list) -> MR:
         return mr_of_balls(balls)
 
-    def _midpoints(self, x: MR, prec: int) -> list:
-        return mr_midpoints(x)
+    def _balls(self, x: MR, prec: int) -> list:
+        return balls_of_disks(mr_midpoints(x), np.asarray(x.rad), prec)
 
     def _grid(self, M: int) -> MR:
         return roots_of_unity(M)
@@ -251,8 +251,8 @@ class DDArrayField(DiskArrayField):
     def _of_balls(self, balls: list) -> DD:
         return dd_of_balls(balls)
 
-    def _midpoints(self, x: DD, prec: int) -> list:
-        return dd_midpoints(x, prec)
+    def _balls(self, x: DD, prec: int) -> list:
+        return balls_of_disks(dd_midpoints(x, prec), np.asarray(x.rad), prec)
 
     def _grid(self, M: int) -> DD:
         return roots_of_unity_dd(M)
@@ -260,6 +260,26 @@ class DDArrayField(DiskArrayField):
     def exp(self, x: Any) -> DD:
         """e^w for every point w of every disk (``dd_exp.exp``); a number is read first."""
         return dd_exp.exp(x if isinstance(x, DD) else self.from_number(x))
+
+
+class TDArrayField(DiskArrayField):
+    """Elements: ``TD`` arrays (triple-double disks, ``arith.triple_double``), operated on
+    entry by entry; numbers and balls converted by ``triple_double.td_of_balls``, disks to
+    balls by ``TD.to_balls``.  No square root or exponential."""
+
+    name = "td-arrays"
+    disk = TD
+    bound = TD_BIG
+    prec = 159
+
+    def _of_balls(self, balls: list) -> TD:
+        return td_of_balls(balls)
+
+    def _balls(self, x: TD, prec: int) -> list:
+        return x.to_balls(prec)
+
+    def _grid(self, M: int) -> TD:
+        return roots_of_unity_td(M)
 
 
 def _entry(x: Any, k: int) -> Any:

@@ -25,7 +25,7 @@ from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.kernels import kernel_by_powers
 from s4cert.algorithms.woodbury import woodbury_solve
 from s4cert.arith import (BallField, Counting, DDArrayField, DiskArrayField, ExactField, Float64Field, MRArrayField,
-                          RoundedField, Tracing, Truth)
+                          RoundedField, TDArrayField, Tracing, Truth)
 from tests.arith.test_conformance import disk_holds
 from tests.helpers import encloses
 
@@ -42,6 +42,7 @@ FIELDS: dict[str, Callable] = {
     "rounded": lambda: RoundedField(64),
     "mr-arrays": lambda: MRArrayField(),
     "dd-arrays": lambda: DDArrayField(),
+    "td-arrays": lambda: TDArrayField(),
 }
 
 #: the uncertified fields' allowance: |got - exact| <= TOL (1 + |exact|)

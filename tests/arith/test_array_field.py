@@ -13,28 +13,36 @@ import pytest
 from flint import acb, arb, ctx
 
 from s4cert.algorithms.dft import dft
-from s4cert.arith import DDArrayField, ExactField, MRArrayField, Truth
+from s4cert.arith import DDArrayField, ExactField, MRArrayField, TDArrayField, Truth
 from s4cert.arith.double_double import DD
 from s4cert.arith.midrad import MR, RangeError
+from s4cert.arith.triple_double import TD
 
 PREC = 300
-FIELDS = {"mr": MRArrayField, "dd": DDArrayField}
+FIELDS = {"mr": MRArrayField, "dd": DDArrayField, "td": TDArrayField}
 fields_ = pytest.mark.parametrize("kind", sorted(FIELDS))
 
 
 def make(kind: str, mid, rad, lo_scale: float = 2.0 ** -58):
-    """Disks of the kind with midpoints ``mid`` (plus a low part for double-double) and radii."""
+    """Disks of the kind with midpoints ``mid`` (plus lower parts for the multi-float kinds) and radii."""
     mid = np.asarray(mid, dtype=complex)
     if kind == "mr":
         return MR.from_parts(mid, rad)
-    return DD.from_parts(mid, mid * lo_scale, rad)
+    if kind == "dd":
+        return DD.from_parts(mid, mid * lo_scale, rad)
+    return TD.from_parts(mid, mid * lo_scale, mid * lo_scale ** 2, rad)
 
 
 def mid_ball(x, i) -> acb:
     """The exact midpoint of entry i (float sums are exact at PREC bits here)."""
     if isinstance(x, MR):
         return acb(float(x.mid[i].real), float(x.mid[i].imag))
-    return acb(arb(float(x.rh[i])) + arb(float(x.rl[i])), arb(float(x.ih[i])) + arb(float(x.il[i])))
+    if isinstance(x, TD):
+        re, im = (x.r0[i], x.r1[i], x.r2[i]), (x.i0[i], x.i1[i], x.i2[i])
+    else:
+        re, im = (x.rh[i], x.rl[i]), (x.ih[i], x.il[i])
+    with ctx.workprec(PREC):
+        return acb(sum((arb(float(p)) for p in re), arb(0)), sum((arb(float(p)) for p in im), arb(0)))
 
 
 def holds(x, i, value: acb) -> bool:

@@ -2,7 +2,7 @@
 
 Every field is checked against exact arithmetic on the same inputs:
 exact fields (and counting/tracing over them) agree exactly; ball fields and the disk
-array fields (float64 and double-double disks) contain the exact result; the rounded field
+array fields (float64, double-double and triple-double disks) contain the exact result; the rounded field
 is within u of the exact result of each operation on the values it holds; float64 is within
 the standard-model bound of each operation.
 The capabilities (matrix kernels, modulus bounds, enclose/add_error, sqrt/exp) are
@@ -20,7 +20,7 @@ from flint import acb, arb, ctx, fmpq, fmpq_poly, fmpz
 from hypothesis import given, strategies as st
 
 from s4cert.arith import (BallField, Counting, DDArrayField, DiskArrayField, ExactField, Float64Field, MRArrayField,
-                          RoundedField, Tracing, Truth, Unsupported)
+                          RoundedField, TDArrayField, Tracing, Truth, Unsupported)
 from s4cert.arith.midrad import RangeError
 from tests.helpers import Q2, encloses, exact_equal, gaussian
 
@@ -46,9 +46,10 @@ FIELDS = {
     "float64": lambda: Float64Field(),
     "mr-arrays": lambda: MRArrayField(),
     "dd-arrays": lambda: DDArrayField(),
+    "td-arrays": lambda: TDArrayField(),
 }
 #: the optional functions each field supplies (all others supply sqrt and exp)
-FUNCTIONS = {"mr-arrays": set(), "dd-arrays": {"exp"}}
+FUNCTIONS = {"mr-arrays": set(), "dd-arrays": {"exp"}, "td-arrays": set()}
 #: the disk fields' refusal above the largest magnitude they keep (2^400 for float64 disks,
 #: 2^500 for double-double ones); e^q is certified at least up to q = 300 < 500 log 2
 EXP_CERTIFIED = 300

@@ -31,7 +31,10 @@ def _numpy_transfer(blocks, Z, Mh, skip):
 @given(seed=st.integers(0, 2 ** 32 - 1), logM=st.integers(2, 7), K=st.integers(1, 4),
        scale_T=st.sampled_from([0.01, 0.5, 3.0, 1e3]))
 def test_transfer_loop_is_bitwise_transfer_disks(seed, logM, K, scale_T):
-    """Random rank-one blocks (some W near 0, wide disks): the same H bits, or both refuse."""
+    """Random rank-one blocks (some W near 0, wide disks): the same H bits, or both refuse,
+    and a refusal only where W = 1 + beta T may come near 0: at scale_T = 0.01,
+    |beta T| <= 0.01 (|re| + |im|) of normal samples, below 1/2 unless one exceeds 25, and the
+    radii are below 2^-10, so both forms must compute."""
     assert transfer_loop.available()
     M = 1 << logM
     blocks, Mh = _blocks(seed, M, K, scale_T)
@@ -40,6 +43,7 @@ def test_transfer_loop_is_bitwise_transfer_disks(seed, logM, K, scale_T):
     try:
         want = _numpy_transfer(blocks, Z, Mh, skip)
     except RangeError:
+        assert scale_T > 0.01
         with pytest.raises(RangeError):
             transfer_loop.transfer_rank_one(blocks, Z, Mh, skip)
         return

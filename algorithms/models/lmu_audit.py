@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from flint import arb, arb_mat, ctx
+from flint import acb, arb, arb_mat, ctx
 
 from ...arith.ball import float_lower, float_upper
 from .hippo import check_size, read_theta
@@ -201,3 +201,129 @@ def lmu_audit(memory_size: int, theta: Any, length: int, prec: int = 128) -> dic
         "precision": prec, "certified_max_radius": enc.max_radius(),
         "max_abs_H": float(np.abs(enc.midpoint()).max()), "errors": errors,
     }
+
+
+# -- stored arrays against the exact mathematics (the checkpoint audit) ---------------------
+
+@dataclass
+class StoredError:
+    """Exact bounds (arb numbers with zero radius) for a stored array ``S`` against the
+    exact values ``X`` it approximates: ``error_lo <= max |S - X| <= error_hi`` and
+    ``abs_lo <= max |X| <= abs_hi`` (moduli for complex entries)."""
+
+    error_lo: arb
+    error_hi: arb
+    abs_lo: arb
+    abs_hi: arb
+
+
+def _ball(x: Any) -> Any:
+    """A stored float or complex number as an exact ball (53 bits <= the precision)."""
+    if isinstance(x, complex):
+        return acb(x.real, x.imag)
+    return arb(x)
+
+
+def stored_error(stored: np.ndarray, exact: list) -> StoredError:
+    """Max-error and max-abs bounds for the float (or complex) ``stored`` array against the
+    balls ``exact`` (arb or acb, same number of entries, row-major order); run inside
+    ``ctx.workprec``.  Each ``stored - exact`` ball contains ``stored - true``, so its
+    ``abs_lower``/``abs_upper`` bound that entry's error (proofs/lmu_checkpoint.md)."""
+    values = np.asarray(stored)
+    values = values.astype(np.complex128 if values.dtype.kind == "c" else np.float64).ravel().tolist()
+    if len(values) != len(exact):
+        raise ValueError(f"expected {len(exact)} stored entries, got {len(values)}")
+    if not all(math.isfinite(abs(v)) for v in values):
+        raise ValueError("stored entries must be finite")
+    e_lo, e_hi, a_lo, a_hi = arb(0), arb(0), arb(0), arb(0)
+    for s, x in zip(values, exact):
+        d = _ball(s) - x
+        e_lo, e_hi = e_lo.max(d.abs_lower()), e_hi.max(d.abs_upper())
+        a_lo, a_hi = a_lo.max(x.abs_lower()), a_hi.max(x.abs_upper())
+    return StoredError(e_lo, e_hi, a_lo, a_hi)
+
+
+def float32_neighbours(stored: np.ndarray, exact: list) -> bool | None:
+    """Whether every stored entry is one of the two float32 numbers nearest to its exact
+    value (the float32 rounding of a good enough approximation): True certainly, False
+    certainly not (some entry is not a float32 number, or lies a float32 step or more
+    away), None when the balls cannot tell.  Run inside ``ctx.workprec``."""
+    s64 = np.asarray(stored, dtype=np.float64).ravel()
+    if len(s64) != len(exact):
+        raise ValueError(f"expected {len(exact)} stored entries, got {len(s64)}")
+    s32 = s64.astype(np.float32)
+    if not np.array_equal(s32.astype(np.float64), s64):
+        return False
+    below = np.nextafter(s32, np.float32(-np.inf)).astype(np.float64).tolist()
+    above = np.nextafter(s32, np.float32(np.inf)).astype(np.float64).tolist()
+    undecided = False
+    for lo, hi, x in zip(below, above, exact):
+        if x <= arb(lo) or x >= arb(hi):  # arb comparisons are True only when certain
+            return False
+        if not (x > arb(lo) and x < arb(hi)):
+            undecided = True
+    return None if undecided else True
+
+
+def exact_rfft(balls: arb_mat, n: int) -> list:
+    """Balls containing ``numpy.fft.rfft(H, n)`` row by row (``X_k = sum_t H_t
+    e^{-2 pi i k t / n}``, ``0 <= k <= n // 2``) for every ``H`` in the rows of ``balls``,
+    zero-padded to length ``n``; Arb's DFT encloses its results.  Row-major list of acb.
+    Run inside ``ctx.workprec``."""
+    N, L = balls.nrows(), balls.ncols()
+    if not isinstance(n, int) or n < L:
+        raise ValueError(f"the transform length must be an integer >= {L}, got {n!r}")
+    out = []
+    for i in range(N):
+        row = [acb(balls[i, t]) for t in range(L)] + [acb(0)] * (n - L)
+        out.extend(acb.dft(row)[: n // 2 + 1])
+    return out
+
+
+def stored_impulse_response(A: np.ndarray, B: np.ndarray, length: int, spare_bits: int = 64,
+                            max_prec: int = 1 << 16) -> tuple[arb_mat, int]:
+    """Balls containing ``H[:, t] = A^t B`` (``0 <= t < length``) of the float matrices
+    ``A``, ``B`` read exactly (no contraction is assumed, as for trained matrices): plain
+    ball steps at a precision that covers the radius growth ``|| |A| ||_inf^t``, doubled
+    until every radius is at most ``2^-spare_bits max |H|``.  Returns (balls, precision)."""
+    A, b = check_ab(A, B)
+    if A.dtype.kind != "f" or b.dtype.kind != "f":
+        raise ValueError("A and B must be real float arrays")
+    N, L = A.shape[0], check_size(length, "length")
+    growth = float(np.abs(A.astype(np.float64)).sum(axis=1).max())
+    prec = 64 + spare_bits + N.bit_length() + math.ceil(L * max(0.0, math.log2(growth)) if growth > 0 else 0)
+    while True:
+        with ctx.workprec(prec):
+            Am = arb_mat(N, N, A.astype(np.float64).ravel().tolist())  # floats are exact
+            h = arb_mat(N, 1, b.astype(np.float64).tolist())
+            cols = []
+            for t in range(L):
+                cols.append(h)
+                if t + 1 < L:
+                    h = Am * h
+            balls = arb_mat(N, L, [cols[t][i, 0] for i in range(N) for t in range(L)])
+            big, rad = arb(0), arb(0)
+            for x in balls.entries():
+                big, rad = big.max(x.abs_lower()), rad.max(x.rad())
+            if rad <= big * arb(2) ** -spare_bits or rad == 0:
+                return balls, prec
+        if prec * 2 > max_prec:
+            raise ValueError(f"the impulse response of the stored matrices needs more than "
+                             f"{max_prec} bits to reach radius 2^-{spare_bits} max|H|")
+        prec *= 2
+
+
+def float64_mid_rad(balls: arb_mat, prec: int) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 ``mid`` (the ball midpoints rounded to nearest) and ``rad`` (rounded up)
+    with ``|x - mid| <= rad`` for every point ``x`` of each ball; an entry outside the
+    float64 range gets ``mid = +-inf`` and ``rad = inf``."""
+    N, L = balls.nrows(), balls.ncols()
+    mid, rad = np.empty((N, L)), np.empty((N, L))
+    with ctx.workprec(prec):
+        for i in range(N):
+            for t in range(L):
+                x = balls[i, t]
+                m = float(x.mid())
+                mid[i, t] = m
+                rad[i, t] = float_upper((x - arb(m)).abs_upper()) if math.isfinite(m) else math.inf
+    return mid, rad

@@ -25,11 +25,13 @@ from .certs.errors import CertificationError
 from .certs.io.kernel_file import load_kernel, save_kernel
 from .certs.io.params import load_params
 from .certs.kernel import CertifiedKernel, certify_kernel
+from .certs.lmu_checkpoint import audit_lmu_checkpoint
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CertificationError", "CertifiedKernel", "DPLR", "ModelReport", "__version__", "audit_kernel_file",
+    "audit_lmu_checkpoint",
     "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
     "read_checkpoint", "save_kernel",
 ]

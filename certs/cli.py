@@ -151,7 +151,7 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
                    help="Cauchy route of the certifying ball run (default auto)")
     k.add_argument("--exact-route", choices=["auto", "powers", "filter"], default="auto", help="exact mode: powers of Abar on integer matrices (auto) or the filter over Q(zeta)")
-    k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double"], default="auto",
+    k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double", "triple-double"], default="auto",
                    help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
                         "float64 first with balls as the fallback (default auto)")
     _json_flag(k)

@@ -1,6 +1,7 @@
 """Ball mode's disk routes: the filter on float64 midpoint-radius disks
-(``algorithms.s4.midrad``) and on double-double ones (``algorithms.s4.midrad_dd``), each
-accepted when every radius is at most eps."""
+(``algorithms.s4.midrad``), on double-double ones (``algorithms.s4.midrad_dd``) and on
+triple-double ones (``algorithms.s4.midrad_td``), each accepted when every radius is at most
+eps."""
 from __future__ import annotations
 
 import math
@@ -16,6 +17,7 @@ from ..algorithms.dft import next_power_of_two
 from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
 from ..algorithms.s4.midrad_dd import ARITHMETIC as DD_ARITHMETIC, filter_kernel_dd
+from ..algorithms.s4.midrad_td import ARITHMETIC as TD_ARITHMETIC, SETUP_PREC as TD_SETUP_PREC, filter_kernel_td
 from ..arith.midrad import up
 from ..arith import BallField
 
@@ -23,7 +25,7 @@ from .ball_run import C_TILDE_METHOD
 from .constants import constants_from_bounds
 
 #: the arithmetic choices of ball mode (see ``certify_kernel``)
-ARITHMETIC_CHOICES = ("auto", "ball", "float64", "double-double")
+ARITHMETIC_CHOICES = ("auto", "ball", "float64", "double-double", "triple-double")
 #: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
 FLOAT64_SETUP_PREC = 128
 
@@ -74,14 +76,48 @@ def box_radii(hi: np.ndarray, lo: np.ndarray, rad: np.ndarray) -> np.ndarray:
     return up(1.4143 * half)
 
 
-def _c_tilde(model, step, L, c_tilde) -> tuple[Any, str, float]:
-    """C~ as supplied, or formed in balls at FLOAT64_SETUP_PREC: (C~, why not, seconds)."""
+#: the triple-double certificate's precision_bits: three float64 significands
+TD_PRECISION_BITS = 159
+#: the bits of the triple-double route's boxes (``TDBalls``): their midpoints' rounding,
+#: 2^-(TD_BOX_PREC - 1) of the midpoint, stays far below the disks' 2^-150
+TD_BOX_PREC = 192
+
+
+class TDBalls(Sequence):
+    """The triple-double route's disks |K_j - m_j| <= rad_j (``arith.triple_double.TD``) as
+    acb boxes (made on access, ``TD.to_balls``): the three parts of each component summed
+    exactly, rounded to a ball at TD_BOX_PREC bits, widened by rad_j in each part."""
+
+    def __init__(self, disks):
+        self._disks = disks
+
+    def __len__(self) -> int:
+        return len(self._disks)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return self._disks[np.arange(len(self))[j]].to_balls(TD_BOX_PREC)
+        return self._disks[np.array([j])].to_balls(TD_BOX_PREC)[0]
+
+
+def td_box_radii(disks) -> np.ndarray:
+    """Upper bounds of the radii of the disks that hold the ``TDBalls`` boxes: each part's
+    half-width is at most rad (1 + 2^-28) (the radius as an arb magnitude, the ball's own
+    rounding of its radius) plus 2^-(TD_BOX_PREC - 2) |m|_1 (the midpoint rounded to
+    TD_BOX_PREC bits), and the disk around a box is sqrt(2) <= 1.4143 times its half-width.
+    The triple-double route is accepted, and its ``max_radius`` reported, on these."""
+    half = up(up(disks.rad * (1 + 2.0 ** -28)) + up(2.0 ** -(TD_BOX_PREC - 2) * disks.mid_abs1()))
+    return up(1.4143 * half)
+
+
+def _c_tilde(model, step, L, c_tilde, prec: int = FLOAT64_SETUP_PREC) -> tuple[Any, str, float]:
+    """C~ as supplied, or formed in balls at ``prec`` bits: (C~, why not, seconds)."""
     t = time.perf_counter()
     if c_tilde is not None:
         return c_tilde, "", 0.0
-    res = form_c_tilde(BallField(FLOAT64_SETUP_PREC), model, step, next_power_of_two(L), method=C_TILDE_METHOD)
+    res = form_c_tilde(BallField(prec), model, step, next_power_of_two(L), method=C_TILDE_METHOD)
     if not res.ok:
-        return None, f"G not certified invertible at {FLOAT64_SETUP_PREC} bits", 0.0
+        return None, f"G not certified invertible at {prec} bits", 0.0
     return res.value, "", time.perf_counter() - t
 
 
@@ -98,9 +134,12 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional,
         res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC,
                                    decide_g=decide_g)
         radii = res.value[1] if res.ok else None
-    else:
+    elif name == "double-double":
         res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
         radii = box_radii(*res.info["dd"]) if res.ok else None
+    else:
+        res = filter_kernel_td(model, step, L, c_tilde=ct, exceptional=exceptional, prec=TD_SETUP_PREC)
+        radii = td_box_radii(res.info["disks"]) if res.ok else None
     if radii is None:
         return None, f"{res.status} ({res.info.get('reason', '')})", None
     worst = _worst(radii)
@@ -110,7 +149,21 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional,
 
 
 #: the disk routes, in the order "auto" tries them
-DISK_ROUTES = ("float64", "double-double")
+DISK_ROUTES = ("float64", "double-double", "triple-double")
+#: the disk routes "auto" tries: the triple-double route is left out, since with the generic
+#: Cauchy sums of ``disk_filter`` (TD has no faster primitive yet) it is slower than the ball
+#: run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and 1e-40 max|K|:
+#: N = 8, L = 256: 17 vs 8.5 ms; N = 64, L = 1024: 0.11 vs 0.045 s; N = 64, L = 16384: 1.5
+#: vs 0.46 s), and the ladder must not make "auto" slower; it runs on request
+AUTO_ROUTES = ("float64", "double-double")
+#: under "auto" a route is skipped when eps < |K_0| 2^-bits (its radius floor, see disk_routes)
+FLOOR_BITS = {"float64": 54, "double-double": 96, "triple-double": 156}
+#: the floors as the skip messages state them
+FLOOR_TEXT = {"float64": "u max|K|", "double-double": "2^-90 max|K| (measured)",
+              "triple-double": "2^-150 max|K| (measured)"}
+#: the routes' reach in bits beyond float64's: under "auto" a route is skipped when eps is
+#: below the radius of the last route that ran times 2^-(its reach - that route's reach)
+REACH_BITS = {"float64": 0, "double-double": 53, "triple-double": 113}
 
 
 def first_entry_estimate(model, step) -> float | None:
@@ -138,44 +191,56 @@ def first_entry_estimate(model, step) -> float | None:
 
 def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, exceptional,
                 progress: Callable[[str], None]) -> tuple[Any, float, list[str]]:
-    """The disk routes ``arithmetic`` allows ("auto": float64, then double-double), the first
-    whose radii are all <= eps: (its result or None, seconds spent forming C~, why each
-    route tried did not certify).  C~, when formed, is formed once for both.  Under "auto"
-    a route is skipped when eps is below what it can reach: the float64 route when eps is
-    below u |K_0| / 2, the double-double route below 2^-96 |K_0| (``first_entry_estimate``;
-    their radii are at least u max|K| and, measured, 2^-90 max|K| or more, while
-    |K_0| <= max|K|) or, after a float64 run,
-    below the float64 radius times 2^-53, so a ball run is not delayed by a route that
-    cannot reach eps."""
-    ct, why, t_ct = _c_tilde(model, step, L, c_tilde)
-    if ct is None:
-        return None, 0.0, [f"C~: {why}"]
+    """The disk routes ``arithmetic`` allows ("auto": the AUTO_ROUTES, float64 then
+    double-double; else the one named), the first whose radii are all <= eps: (its result or
+    None, seconds spent forming C~, why each route tried did not certify).  C~, when not
+    supplied, is formed once at FLOAT64_SETUP_PREC for the float64 and double-double routes
+    and once at TD_SETUP_PREC for the triple-double one.  Under "auto" a route is skipped
+    when eps is below what it can reach: below |K_0| 2^-FLOOR_BITS[route]
+    (``first_entry_estimate``; the radii are at least u max|K|, and, measured, 2^-90 max|K|
+    on double-double and 2^-150 max|K| on triple-double disks, while |K_0| <= max|K|), or
+    below the radius of the last route that ran times 2^-(the difference of their
+    REACH_BITS), so a ball run is not delayed by a route that cannot reach eps."""
+    formed: dict[int, tuple] = {}
+    t_ct = 0.0
+
+    def c_tilde_at(prec: int) -> tuple[Any, str]:
+        nonlocal t_ct
+        if prec not in formed:
+            ct, why, t = _c_tilde(model, step, L, c_tilde, prec)
+            formed[prec] = (ct, why)
+            t_ct += t
+        return formed[prec]
+
     tried: list[str] = []
-    radius64 = None
+    previous = None                                        # (name, radius) of the last route run
     k0 = first_entry_estimate(model, step) if arithmetic == "auto" else None
     for name in DISK_ROUTES:
-        if arithmetic not in ("auto", name):
+        if arithmetic != name and not (arithmetic == "auto" and name in AUTO_ROUTES):
             continue
-        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** (54 if name == "float64" else 96)) > eps:
-            floor = "u max|K|" if name == "float64" else "2^-90 max|K| (measured)"
-            tried.append(f"{name}: skipped (its radius is at least {floor}, and |K_0| is about {k0:.3g})")
+        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** FLOOR_BITS[name]) > eps:
+            tried.append(f"{name}: skipped (its radius is at least {FLOOR_TEXT[name]}, and |K_0| is about {k0:.3g})")
             continue
-        if name == "double-double" and arithmetic == "auto" and radius64 is not None \
-                and Fraction(radius64) * Fraction(1, 2 ** 53) > eps:
-            tried.append(f"double-double: skipped (float64 radius {radius64:.3g}; eps far below its reach)")
+        if arithmetic == "auto" and previous is not None and previous[1] is not None \
+                and Fraction(previous[1]) * Fraction(1, 2 ** (REACH_BITS[name] - REACH_BITS[previous[0]])) > eps:
+            tried.append(f"{name}: skipped ({previous[0]} radius {previous[1]:.3g}; eps far below its reach)")
             continue
+        ct, why = c_tilde_at(TD_SETUP_PREC if name == "triple-double" else FLOAT64_SETUP_PREC)
+        if ct is None:
+            return None, t_ct, tried + [f"C~: {why}"]
         progress(f"filter on {name} disks")
         res, why, worst = _run(name, model, step, L, eps, ct, exceptional, decide_g=c_tilde is not None)
         if res is not None:
             return res, t_ct, tried
         tried.append(f"{name}: {why}")
-        if name == "float64":
-            radius64 = worst
+        previous = (name, worst)
     return None, t_ct, tried
 
 
 def certificate_of(res, r: int, exact: bool) -> dict:
-    """The certificate of an accepted disk run (float64 or double-double)."""
+    """The certificate of an accepted disk run (float64, double-double or triple-double)."""
+    if res.info["cauchy"]["arithmetic"] == TD_ARITHMETIC:
+        return triple_double_certificate(res, r, exact)
     return double_double_certificate(res, r, exact) if "dd" in res.info else float64_certificate(res, r, exact)
 
 
@@ -201,9 +266,22 @@ def double_double_certificate(res, r: int, exact: bool) -> dict:
     return cert
 
 
+def triple_double_certificate(res, r: int, exact: bool) -> dict:
+    """The certificate of an accepted triple-double run: as ``float64_certificate``, with
+    ``arithmetic`` the triple-double one, ``precision_bits`` TD_PRECISION_BITS and
+    ``max_radius`` the largest radius of the disks around its boxes (``td_box_radii``)."""
+    cert = float64_certificate(res, r, exact)
+    cert.update(arithmetic=TD_ARITHMETIC, precision_bits=TD_PRECISION_BITS,
+                max_radius=_worst(td_box_radii(res.info["disks"])))
+    return cert
+
+
 def disk_kernel(res) -> tuple[np.ndarray, np.ndarray, Sequence]:
-    """(midpoints, radii, enclosures) of an accepted disk run, float64 or double-double."""
+    """(midpoints, radii, enclosures) of an accepted disk run: float64, double-double or
+    triple-double."""
     mid, rad = res.value
+    if res.info["cauchy"]["arithmetic"] == TD_ARITHMETIC:
+        return mid, rad, TDBalls(res.info["disks"])
     if "dd" in res.info:
         return mid, rad, DDBalls(*res.info["dd"])
     return mid, rad, DiskBalls(mid, rad)

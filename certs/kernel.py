@@ -141,7 +141,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
     progress = progress or (lambda msg: None)
     if arithmetic not in ARITHMETIC_CHOICES:
         raise ValueError(f"arithmetic must be one of {', '.join(ARITHMETIC_CHOICES)}; got {arithmetic!r}")
-    if arithmetic in ("float64", "double-double") and (mode != "ball" or cauchy not in ("auto", "direct")):
+    if arithmetic in ("float64", "double-double", "triple-double") and (mode != "ball" or cauchy not in ("auto", "direct")):
         raise ValueError(f"arithmetic {arithmetic!r} is a ball-mode route with direct Cauchy sums "
                          "(mode='ball', cauchy='auto' or 'direct')")
     route = choose_route(cauchy, model.N)

@@ -20,8 +20,9 @@ from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.arith import BallField
 from s4cert.arith.double_double import DD, roots_of_unity_dd
 from s4cert.arith.midrad import RangeError
-from tests.algorithms.test_s4_midrad import rational_problem
-from tests.helpers import exact_kernel
+from s4cert.arith.triple_double import TD, roots_of_unity_td
+from tests.algorithms.test_s4_midrad import DISSIPATIVE_CASES, rational_problem
+from tests.helpers import dissipative_dplr, exact_kernel
 
 REF = BallField(400)
 U2 = 2.0 ** -106
@@ -42,8 +43,14 @@ def _mid_dd(K: DD, j: int) -> acb:
     return _acb_of(_parts_dd(K, j))
 
 
+def _parts_td(K: TD, j: int) -> tuple[list, list]:
+    return [float(K.r0[j]), float(K.r1[j]), float(K.r2[j])], [float(K.i0[j]), float(K.i1[j]), float(K.i2[j])]
+
+
 #: (disk class, generic, the floats of disk j's midpoint parts): the routes under test
-ROUTES = {"dd-generic": (DD, True, _parts_dd), "dd-primitives": (DD, False, _parts_dd)}
+#: (triple-double disks register no Cauchy or transform primitive: always the generic ones)
+ROUTES = {"dd-generic": (DD, True, _parts_dd), "dd-primitives": (DD, False, _parts_dd),
+          "td": (TD, False, _parts_td)}
 
 
 def _holds(mid: acb, rad: float, b: acb) -> bool:
@@ -111,7 +118,7 @@ def _stress_models() -> list:
     return out
 
 
-@pytest.mark.parametrize("route", ["dd-generic"])
+@pytest.mark.parametrize("route", ["dd-generic", "td"])
 @settings(max_examples=12, deadline=None)
 @given(problem=rational_problem())
 def test_disks_contain_the_exact_kernel(route, problem):
@@ -123,16 +130,37 @@ def test_disks_contain_the_exact_kernel(route, problem):
     if not res.ok:
         assert res.status in ("undecided", "resonant-diagonal", "resonant-correction", "singular-bilinear-matrix")
         return
+    assert_contains_exact(route, res, exact_kernel(m, step, L))
+
+
+def assert_contains_exact(route: str, res, kernel: list) -> None:
+    """Each disk of the route's kernel contains the exact (re, im) entry (rational check)."""
     _, _, parts_of = ROUTES[route]
     K = res.info["disks"]
-    for j, (re, im) in enumerate(exact_kernel(m, step, L)):
+    for j, (re, im) in enumerate(kernel):
         pr, pi = parts_of(K, j)
         dr = re - sum(Fraction(x) for x in pr)
         di = im - sum(Fraction(x) for x in pi)
         assert dr * dr + di * di <= Fraction(float(K.rad[j])) ** 2
 
 
-@pytest.mark.parametrize("route", ["dd-generic"])
+@pytest.mark.parametrize("route", ["dd-generic", "td"])
+def test_every_dissipative_model_is_certified(route):
+    """The dissipative models of the random family's sizes (tests.helpers.dissipative_dplr:
+    ranks 1 and 2, some with an exceptional index) are all certified, and contain the exact
+    kernels: 12 of 12."""
+    from s4cert.certs.routing import exact_partition
+    certified = 0
+    for seed, N, r, step, exceptional, L in DISSIPATIVE_CASES:
+        m = dissipative_dplr(seed, N, r, step, exceptional)
+        res = run(route, m, step, L, exceptional=exact_partition(m, step))
+        if res.ok:
+            assert_contains_exact(route, res, exact_kernel(m, step, L))
+            certified += 1
+    assert certified == len(DISSIPATIVE_CASES) == 12
+
+
+@pytest.mark.parametrize("route", ["dd-generic", "td"])
 def test_stress_families_contained_or_refused(route):
     """Every stress model is contained or refused, and all but the subnormal one (whose
     weights below 2^-1000 a disk class may refuse) are certified."""
@@ -140,7 +168,7 @@ def test_stress_families_contained_or_refused(route):
     assert certified >= len(_stress_models()) - 1
 
 
-@pytest.mark.parametrize("route", ["dd-generic", "dd-primitives"])
+@pytest.mark.parametrize("route", ["dd-generic", "dd-primitives", "td"])
 def test_legs_with_exceptional_index_and_rank_two(route):
     """LegS (rank one, C~ supplied) and a rank-two model with an exceptional index
     (lambda_0 = -2/step exactly)."""
@@ -229,3 +257,28 @@ def test_the_registry():
     with pytest.raises(ValueError, match="unknown primitive names"):
         register(Bare, fft=None)
     assert Bare not in disk_filter._REGISTRY
+
+
+@pytest.mark.parametrize("M", [2, 16, 256])
+def test_generic_transform_on_triple_double_disks(M):
+    """idft_generic on TD disks contains the 400-bit transform of the input disks' edges, and
+    its radius is at most the inputs' mean radius plus, per stage and entry, the roundings of
+    one product and one sum on normalized parts (arith.triple_double's C_MUL u^3 |w0|_1 |o0|_1
+    and C_ADD u^3 (|e0|_1 + |p0|_1), Lemmas 4 and 2 of its proof; the twiddles' radii at most
+    u^3, times |o| (1.01)): at most 300 u^3 |x|_1, |x|_1 <= 1.5 sum |h_k|_1, over M."""
+    from s4cert.arith.triple_double import C_ADD, C_MUL
+    assert C_MUL * 1.4143 + C_ADD * 2.4143 + 1.01 <= 300
+    g = np.random.default_rng(M + 1)
+    h = g.standard_normal(M) + 1j * g.standard_normal(M)
+    rin = np.abs(h) * 2.0 ** -165
+    K = idft_generic(TD.from_parts(h, np.zeros(M), np.zeros(M), rin), M)
+    total = float(np.sum(np.abs(h.real) + np.abs(h.imag)))
+    bound = float(np.mean(rin)) * (1 + 2.0 ** -40) + 300 * 2.0 ** -159 * math.log2(M) * 1.5 * total / M
+    with ctx.workprec(600):
+        for sign in (1, -1):
+            pts = [acb(x.real, x.imag) + sign * acb(r * 0.999999) for x, r in zip(h, rin)]
+            ref = REF.primitive("dft")(pts, True)
+            for j in range(M):
+                assert _holds(_acb_of(_parts_td(K, j)), float(K.rad[j]), ref[j])
+    assert float(K.rad.max()) <= bound
+    assert roots_of_unity_td(M).rad.max() <= 2.0 ** -159     # the twiddles' share assumed above: u^3 |o|

@@ -87,3 +87,77 @@ def test_routes_below_their_reach_are_skipped():
     kb = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -110, c_tilde=m.C)
     assert "double-double: skipped" in kb.certificate["float64_route"] and "arithmetic" not in kb.certificate
     assert first_entry_estimate(DPLR([-1.0], [0.0], [1.0], [acb(1, 0)]), 0.1) is not None
+
+
+TD = "triple-double midpoint-radius"
+
+
+def _legs8_reference(L: int = 32):
+    m = dplr_float64("legs", 8)
+    ref = filter_kernel(REF, m, 0.05, L, c_tilde=m.C, cauchy="direct").value
+    with ctx.workprec(600):
+        kmax = max(float(abs(b).upper()) for b in ref)
+    return m, ref, kmax
+
+
+def test_triple_double_on_request():
+    """arithmetic="triple-double" certifies at 1e-30 and 1e-40 max|K| on triple-double disks:
+    the certificate names the arithmetic and its 159 bits, its max_radius (the disks around
+    the boxes, float64_route.td_box_radii) is <= eps, and the boxes and the float64 disks
+    contain the 400-bit ball kernel; eps below its reach is refused, as are other modes."""
+    m, ref, kmax = _legs8_reference()
+    for f in (1e-30, 1e-40):
+        k = certify_kernel(m, 0.05, 32, f * kmax, c_tilde=m.C, arithmetic="triple-double")
+        c = k.certificate
+        assert c["arithmetic"] == TD and c["cauchy"]["arithmetic"] == TD and c["precision_bits"] == 159
+        assert "float64_route" not in c and Fraction(c["max_radius"]) <= Fraction(f * kmax)
+        for j in range(32):
+            assert _contains(k.balls[j], ref[j])
+            with ctx.workprec(600):
+                assert abs(ref[j] - acb(k.mid[j].real, k.mid[j].imag)).upper() <= arb(float(k.rad[j]))
+    with pytest.raises(CertificationError, match="triple-double disks"):
+        certify_kernel(m, 0.05, 32, 1e-60 * kmax, c_tilde=m.C, arithmetic="triple-double")
+    with pytest.raises(ValueError, match="arithmetic"):
+        certify_kernel(m, 0.05, 32, 1e-30, arithmetic="triple-double", mode="a-priori")
+
+
+def test_triple_double_forms_c_tilde_at_its_own_precision():
+    """Without C~ the triple-double route forms it at TD_SETUP_PREC = 256 bits (at the float64
+    routes' 128 bits its enclosures alone would hold the radius near 2^-128 max|K|): certified
+    at 1e-40 max|K|, and the boxes contain the ball kernel formed from model.C."""
+    from s4cert.certs.float64_route import TD_SETUP_PREC
+    assert TD_SETUP_PREC >= 256
+    m = DPLR([-1.0, -2.0 + 1j, -0.5], [0.5, 0.25, 0.1j], [1, 1j, 2], [1, -1, 0.5])
+    ref = filter_kernel(REF, m, 0.5, 16, cauchy="direct").value
+    with ctx.workprec(600):
+        kmax = max(float(abs(b).upper()) for b in ref)
+    k = certify_kernel(m, 0.5, 16, 1e-40 * kmax, arithmetic="triple-double")
+    assert k.certificate["arithmetic"] == TD
+    assert all(_contains(k.balls[j], ref[j]) for j in range(16))
+
+
+def test_auto_leaves_triple_double_out():
+    """Under "auto" the triple-double route is not tried (float64_route.AUTO_ROUTES: slower
+    than the ball run where it could certify, measured): at 1e-30 max|K| the double-double
+    route is skipped as below its reach and balls certify."""
+    from s4cert.certs.float64_route import AUTO_ROUTES, DISK_ROUTES
+    assert "triple-double" in DISK_ROUTES and "triple-double" not in AUTO_ROUTES
+    m, ref, kmax = _legs8_reference()
+    k = certify_kernel(m, 0.05, 32, 1e-30 * kmax, c_tilde=m.C)
+    c = k.certificate
+    assert "arithmetic" not in c and "double-double: skipped" in c["float64_route"]
+    assert "triple-double" not in c["float64_route"]
+    assert all(_contains(k.balls[j], ref[j]) for j in range(32))
+
+
+def test_triple_double_kernel_file_is_audited(tmp_path):
+    from s4cert.certs.audit.report import audit_kernel_file
+    from s4cert.certs.io.kernel_file import load_kernel, save_kernel
+    m = dplr_float64("legs", 8)
+    ck = certify_kernel(m, 0.05, 40, 1e-40, c_tilde=m.C, arithmetic="triple-double")
+    assert ck.certificate["arithmetic"] == TD
+    path = tmp_path / "k.json"
+    save_kernel(path, ck, m, 0.05, c_tilde=m.C)
+    assert load_kernel(path).digest_ok
+    report = audit_kernel_file(path)
+    assert report.ok, report

@@ -4,21 +4,41 @@ A unitary W with ``H = W Lambda W*`` (W is the spec's unitary "V"; the letter V 
 split's, see :mod:`.hippo_nplr`) turns ``G~ = H - U V*`` into the DPLR matrix
 ``Lambda - (W* U)(W* V)*`` in ``x' = W* x~``.
 
-The diagonalization is a ball-only certified procedure, not a generic one: it needs
-``acb_mat.eig`` (eigenvalue isolation with certified enclosures) and checks the
-enclosures as ``acb_mat`` products, so it works on FLINT matrices directly.
+Two certified routes (proofs/unitary_dplr.md, proofs/verified_eig.md):
+
+* ``"verified"``: float64 ``eigh``, one double-double refinement step and an a-posteriori
+  verification on double-double disks (:mod:`.hippo_verified_eig`), with the HiPPO skew
+  part applied in O(N) per vector; it encloses only the O(N r) entries of the model, to
+  about double-double accuracy, in O(N^3) float64 operations;
+* ``"ball"``: ``acb_mat.eig`` (eigenvalue isolation with certified enclosures) at ``prec``
+  bits, checked as ``acb_mat`` products, then the model in ball arithmetic.
+
+``route="auto"`` takes the verified route when ``prec <= VERIFIED_MAX_PREC`` and falls back
+to the ball route, for the whole matrix, where the verification fails (a cluster).
 """
 from __future__ import annotations
 
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from flint import acb, acb_mat, arb, ctx, fmpq
 
 from ...arith import BallField
+from ...arith.disk_convert import dd_of_balls
+from ...arith.midrad import RangeError
 from ..s4.dplr import DPLR, nplr_to_dplr
-from .hippo import check_C, check_kind, check_N
-from .hippo_nplr import nplr
+from .hippo import check_C, check_kind, check_N, field_sqrt, similarity
+from .hippo_nplr import _low_rank, _shift, nplr
+from .hippo_verified_eig import (StructuredSkew, VerificationFailed, dense_skew_of_balls, eigendecomposition,
+                                 eigenvalue_balls, products)
+
+#: the verified route's enclosures are about double-double accurate (relative radii near
+#: 2^-90): ``route="auto"`` uses it up to this precision, the one callers derive from an
+#: eps of 2^-48 by prec = 2 (64 + log2(1/eps)) (its radii then lie more than 2^-40 below eps),
+#: and the ball route above it
+VERIFIED_MAX_PREC = 224
+ROUTES = ("auto", "verified", "ball")
 
 
 def _to_acb_rows(H: list[list], prec: int) -> list[list]:
@@ -113,23 +133,121 @@ def unitary_diagonalization(H: list[list], prec: int = 128, shift: Fraction | No
         return lam, [[W[i, j] for j in range(N)] for i in range(N)]
 
 
+def _check_route(route: str, algorithm: str | None) -> str:
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    if algorithm is not None and route == "verified":
+        raise ValueError("algorithm applies to the ball route only")
+    return route
+
+
+def _uses_verified(route: str, prec: int, algorithm: str | None) -> bool:
+    return route == "verified" or (route == "auto" and algorithm is None and prec <= VERIFIED_MAX_PREC)
+
+
+def structured_skew(kind: str, N: int, theta: Fraction | None, prec: int) -> StructuredSkew:
+    """The skew part K of the split's H (proofs/hippo_nplr.md) as ``kappa D (T o M) D``:
+    LegS ``kappa = 1/2``, ``d_n = sqrt(2n+1)``; LegT ``kappa = 1/theta``, the same d, M the
+    parity mask; LagT ``kappa = 1/2``, ``d = 1``.  Disks from balls at ``prec`` bits."""
+    F = BallField(prec)
+    d = [F.one() for _ in range(N)] if kind == "lagt" else [field_sqrt(F, 2 * n + 1) for n in range(N)]
+    kappa = F.from_number(Fraction(1) / theta if kind == "legt" else Fraction(1, 2))
+    return StructuredSkew(dd_of_balls(d, prec), dd_of_balls([kappa], prec), kind == "legt",
+                          np.array([float(x.real.mid()) for x in d]), float(kappa.real.mid()))
+
+
+def split_vectors(F, kind: str, N: int, theta: Fraction | None) -> tuple[list[list], list[list], list, list]:
+    """(U, V, B~, S) of :func:`.hippo_nplr.nplr` without its N x N matrices: the same
+    formulas (``B~ = S^-1 B``, B the generator's input)."""
+    U, V = _low_rank(F, kind, N, theta)
+    S = similarity(F, kind, N)
+    if kind == "legs":
+        B = [field_sqrt(F, 2 * n + 1) for n in range(N)]
+    elif kind == "lagt":
+        B = [F.from_number(1) for _ in range(N)]
+    else:
+        B = [F.div(F.from_number(Fraction((2 * n + 1) * (-1) ** n) / theta), s) for n, s in enumerate(S)]
+    return U, V, B, S
+
+
+def verified_model(op, shift: Fraction, U: list[list], V: list[list], B: list, Ct: list, prec: int) -> DPLR:
+    """The DPLR model of ``G~ = (shift I + K) - U V*`` by the verified route (K the operator
+    ``op``), or VerificationFailed: balls containing Lambda, ``P = W* U``, ``Q = W* V``,
+    ``B' = W* B~``, ``C' = W* C~`` for one unitary W with ``H = W Lambda W*``."""
+    v = eigendecomposition(op)
+    r = len(U[0])
+    cols = lambda M: [[row[a] for row in M] for a in range(r)]
+    P = products(v, cols(U), prec)
+    Q = P if V is U else products(v, cols(V), prec)
+    Bp, Cp = products(v, [B, Ct], prec)
+    rows = lambda Z: [[Z[a][i] for a in range(r)] for i in range(len(Bp))]
+    return DPLR(eigenvalue_balls(v, shift, prec), rows(P), Bp, Cp, Q=rows(Q))
+
+
+def split_model(H: list[list], shift: Fraction, U: list[list], V: list[list], B: list, Ct: list,
+                prec: int = 128, route: str = "auto", algorithm: str | None = None,
+                op=None) -> tuple[DPLR, str]:
+    """The DPLR model of ``G~ = H - U V*`` for ``H = shift I + (real skew-symmetric)``
+    (entries: balls or numbers; H may be None when ``op`` applies its skew part):
+    (model, the route that made it).  See the module docstring for ``route``."""
+    route = _check_route(route, algorithm)
+    if _uses_verified(route, prec, algorithm):
+        try:
+            if op is None:
+                N = len(H)
+                c = BallField(max(prec, 128)).from_number(shift)
+                op = dense_skew_of_balls([[x if i != j else acb(x) - c for j, x in enumerate(row)]
+                                          for i, row in enumerate(H)], max(prec, 128))
+            return verified_model(op, shift, U, V, B, Ct, max(prec, 128)), "verified"
+        except (VerificationFailed, RangeError) as why:
+            if route == "verified":
+                raise ValueError(f"the verified diagonalization failed: {why}; route='ball' encloses it "
+                                 f"at a chosen precision") from None
+    if H is None:
+        raise ValueError("the ball route needs the matrix H")
+    F = BallField(prec)
+    lam, W = unitary_diagonalization(H, prec, shift=shift, algorithm=algorithm)
+    return nplr_to_dplr(F, W, lam, U, B, Ct, Q=V), "ball"
+
+
+def dplr_with_route(kind: str, N: int, theta: Any = None, prec: int = 128, C: Any = None,
+                    algorithm: str | None = None, route: str = "auto") -> tuple[DPLR, str]:
+    """:func:`dplr` and the route that made the model (``"verified"`` or ``"ball"``)."""
+    kind, th = check_kind(kind, theta)
+    N = check_N(N)
+    route = _check_route(route, algorithm)
+    if not isinstance(prec, int) or isinstance(prec, bool) or prec < 2:
+        raise ValueError(f"prec must be an integer >= 2 bits, got {prec!r}")
+    if _uses_verified(route, prec, algorithm):
+        work = max(prec, 128)
+        F = BallField(work)
+        U, V, B, S = split_vectors(F, kind, N, th)
+        Ct = [F.mul(F.conj(s), F.from_number(c)) for s, c in zip(S, check_C(C, N))]
+        try:
+            return split_model(None, _shift(kind), U, V, B, Ct, work, "verified",
+                               op=structured_skew(kind, N, th, work))
+        except ValueError:
+            if route == "verified":
+                raise
+    F = BallField(prec)
+    sp = nplr(F, kind, N, th)
+    Ct = [F.mul(F.conj(s), F.from_number(c)) for s, c in zip(sp.S, check_C(C, N))]
+    return split_model(sp.H, sp.shift, sp.U, sp.V, sp.B, Ct, prec, "ball", algorithm)
+
+
 def dplr(kind: str, N: int, theta: Any = None, prec: int = 128, C: Any = None,
-         algorithm: str | None = None) -> DPLR:
+         algorithm: str | None = None, route: str = "auto") -> DPLR:
     """A certified DPLR model of the HiPPO system: balls enclosing ``Lambda``,
     ``P = W* U``, ``Q = W* V``, ``B' = W* S^-1 B``, ``C' = W* S* C`` for a unitary W with
     ``H = W Lambda W*``.  Its kernel is the kernel of (G, B, C).  ``C`` is the output vector
     in the original coordinates (``y = C* x``); None means all ones.  ``algorithm``: see
-    :func:`unitary_diagonalization`.  ValueError (raise prec) when the eigenvalues of H
-    cannot be isolated at ``prec`` bits.
+    :func:`unitary_diagonalization` (the ball route).  ``route``: ``"auto"`` (the verified
+    route up to ``VERIFIED_MAX_PREC`` bits, balls above it or where the verification
+    fails), ``"verified"`` or ``"ball"``.  ValueError (raise prec) when the ball route
+    cannot isolate the eigenvalues of H at ``prec`` bits.
 
     >>> m = dplr("legs", 3)
     >>> (m.N, m.r), [float(l.real.mid()) for l in m.Lambda]
     ((3, 1), [-0.5, -0.5, -0.5])
     """
-    kind, th = check_kind(kind, theta)
-    N = check_N(N)
-    F = BallField(prec)
-    sp = nplr(F, kind, N, th)
-    Ct = [F.mul(F.conj(s), F.from_number(c)) for s, c in zip(sp.S, check_C(C, N))]
-    lam, W = unitary_diagonalization(sp.H, prec, shift=sp.shift, algorithm=algorithm)
-    return nplr_to_dplr(F, W, lam, sp.U, sp.B, Ct, Q=sp.V)
+    return dplr_with_route(kind, N, theta, prec, C, algorithm, route)[0]

@@ -43,8 +43,22 @@ def test_c_from_c_tilde_inverts(mb, M):
     back = c_from_c_tilde(E, DPLR(m.Lambda, m.P, m.B, [0] * m.N, Q=m.Q), step, M,
                           [E.to_fractions(x) for x in ct.value])
     if back.status == "singular":  # Abar^M has eigenvalue 1: C is not determined by C~
+        assert _one_minus_power_is_singular(m, step, M)
         return
     assert back.ok and all_exact_equal(E, back.value, [E.from_number(c) for c in m.C])
+
+
+def _one_minus_power_is_singular(m: DPLR, step, M: int) -> bool:
+    """Whether I - Abar^M is singular, decided independently: Abar by dense elimination,
+    its M-th power by products, then an exact solve."""
+    from s4cert.algorithms.linalg import identity, matmul, solve
+    from tests.algorithms.dense import dense_bilinear
+    Ab, _ = dense_bilinear(E, m.dense_A(E), [E.from_number(b) for b in m.B], step)
+    P = identity(E, m.N)
+    for _ in range(M):
+        P = matmul(E, P, Ab)
+    I_P = [[E.sub(E.one() if i == j else E.zero(), P[i][j]) for j in range(m.N)] for i in range(m.N)]
+    return not solve(E, I_P, [E.one()] * m.N).ok
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -193,12 +193,15 @@ def split_model(H: list[list], shift: Fraction, U: list[list], V: list[list], B:
     route = _check_route(route, algorithm)
     if _uses_verified(route, prec, algorithm):
         try:
+            F = BallField(max(prec, 128))
             if op is None:
-                N = len(H)
-                c = BallField(max(prec, 128)).from_number(shift)
-                op = dense_skew_of_balls([[x if i != j else acb(x) - c for j, x in enumerate(row)]
-                                          for i, row in enumerate(H)], max(prec, 128))
-            return verified_model(op, shift, U, V, B, Ct, max(prec, 128)), "verified"
+                c = F.from_number(shift)
+                op = dense_skew_of_balls([[F.from_number(x) if i != j else F.sub(F.from_number(x), c)
+                                           for j, x in enumerate(row)] for i, row in enumerate(H)], max(prec, 128))
+            fm = F.from_number
+            Ub = [[fm(x) for x in row] for row in U]
+            Vb = Ub if V is U else [[fm(x) for x in row] for row in V]
+            return verified_model(op, shift, Ub, Vb, [fm(x) for x in B], [fm(x) for x in Ct], F.prec), "verified"
         except (VerificationFailed, RangeError) as why:
             if route == "verified":
                 raise ValueError(f"the verified diagonalization failed: {why}; route='ball' encloses it "

@@ -134,7 +134,9 @@ class DenseSkew:
     def apply(self, X: DD) -> DD:
         out = _zeros_dd(X.rh.shape)
         for k in range(self.N):
-            col = DD(*(getattr(self.K, f)[:, k:k + 1] for f in ("rh", "rl", "ih", "il", "rad")))
+            shape = X.rh.shape
+            col = DD(*(np.broadcast_to(getattr(self.K, f)[:, k:k + 1], shape).copy()
+                       for f in ("rh", "rl", "ih", "il", "rad")))
             row = DD(*(getattr(X, f)[k:k + 1, :] for f in ("rh", "rl", "ih", "il", "rad")))
             out = out.add(col.mul(row))
         return out

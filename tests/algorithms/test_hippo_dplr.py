@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import pytest
 from flint import acb, acb_mat, arb, ctx, fmpq
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.models.hippo import field_sqrt, hippo_kernel
-from s4cert.algorithms.models.hippo_dplr import dplr, unitary_diagonalization
+from s4cert.algorithms.models.hippo import check_kind, field_sqrt, hippo_kernel
+from s4cert.algorithms.models.hippo_dplr import (VERIFIED_MAX_PREC, dplr, dplr_with_route, split_model,
+                                                 split_vectors, structured_skew, unitary_diagonalization)
+from s4cert.algorithms.models.hippo_verified_eig import VerificationFailed, eigendecomposition, verify
 from s4cert.algorithms.models.hippo_float64 import FloatModelDistance, dplr_float64, float_model_distance
 from s4cert.algorithms.models.hippo_nplr import nplr
 from s4cert.algorithms.result import SINGULAR_BILINEAR
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.kernels import dense_kernel, kernel_by_powers
 from s4cert.arith import BallField, Float64Field
+from s4cert.arith.double_double import DD
 from tests.algorithms.hippo_refs import CASES, E4, TIGHT, encl, rational, tight
 from tests.helpers import encloses
 
@@ -61,7 +65,7 @@ def test_unitary_diagonalization_refuses():
     with pytest.raises(ValueError, match="prec"):
         unitary_diagonalization([[1, 0], [0, 1]], 128)      # a double eigenvalue
     with pytest.raises(ValueError, match="raise prec"):
-        dplr("legs", 8, prec=8)
+        dplr("legs", 8, prec=8, route="ball")
 
 
 def test_rump_algorithm_gives_the_same_model():
@@ -191,3 +195,158 @@ def test_flint_precision_is_left_unchanged():
     float_model_distance("lagt", 2, step=1, L=2, prec=90)
     field_sqrt(BallField(300), 7)
     assert ctx.prec == before
+
+
+# -- the verified fast route against the ball route ----------------------------------------
+
+REF_PREC = 256
+
+
+@lru_cache(maxsize=None)
+def ball_reference(kind, theta, N):
+    """The ball route's model at 256 bits (radii far below the verified route's)."""
+    m, route = dplr_with_route(kind, N, theta, prec=REF_PREC, route="ball")
+    assert route == "ball"
+    return m
+
+
+def invariants(m):
+    """The products that no unitary change within eigenspaces (phases) alters, per index:
+    conj(C'_i) B'_i, conj(C'_i) P_ia, conj(Q_ia) B'_i, conj(Q_ia) P_ib (proofs/unitary_dplr.md §5)."""
+    with ctx.workprec(REF_PREC):
+        out = []
+        for i in range(m.N):
+            c, b, p, q = m.C[i].conjugate(), m.B[i], m.P[i], [x.conjugate() for x in m.Q[i]]
+            out.append([c * b] + [c * x for x in p] + [y * b for y in q] + [y * x for y in q for x in p])
+        return out
+
+
+@pytest.mark.parametrize("kind,theta", CASES)
+@pytest.mark.parametrize("N", [8, 16, 32])
+def test_verified_model_contains_the_ball_model(kind, theta, N):
+    fast, route = dplr_with_route(kind, N, theta)
+    assert route == "verified"
+    ref = ball_reference(kind, theta, N)
+    c = tight(Fraction(0) if kind == "legt" else Fraction(-1, 2))
+    assert all(l.real.is_exact() and l.real.contains(c) for l in fast.Lambda)
+    assert sum(1 for l in fast.Lambda if l.imag.is_zero()) == N % 2     # the skew part's zero, exactly
+    assert all(encl(x, y) for x, y in zip(fast.Lambda, ref.Lambda))      # both sorted by Im
+    for a, b in zip(invariants(fast), invariants(ref)):
+        assert len(a) == len(b) and all(x.contains(y) for x, y in zip(a, b))
+    worst = max(max(float(x.real.rad()), float(x.imag.rad())) for x in fast.Lambda + fast.B + fast.C)
+    assert worst < 2.0 ** -70                                           # far below what float64 gives
+
+
+@pytest.mark.parametrize("kind,theta,N", [("legs", None, 16), ("legt", Fraction(5, 2), 16), ("lagt", None, 15)])
+def test_verified_kernel_contains_the_ball_kernel(kind, theta, N):
+    step, L = Fraction(1, 64), 16
+    F = BallField(128)
+    fast = kernel_by_powers(F, dplr(kind, N, theta), step, L)
+    ref = kernel_by_powers(BallField(REF_PREC), ball_reference(kind, theta, N), step, L)
+    assert fast.ok and ref.ok
+    assert all(k.contains(r) for k, r in zip(fast.value, ref.value))
+    assert max(F.radius(k) for k in fast.value) < 2.0 ** -60
+
+
+def test_eigenvector_bound_covers_the_distance_to_the_ball_eigenvectors():
+    """||w_i - x_i|| <= beta_i with w_i the ball route's unit eigenvector, its phase chosen
+    so that w_i* x_i >= 0 (the sin-theta bound and the norm defect, proofs/verified_eig.md)."""
+    N = 12
+    v = eigendecomposition(structured_skew("legs", N, None, 128))
+    sp = nplr(BallField(REF_PREC), "legs", N)
+    lam, W = unitary_diagonalization(sp.H, REF_PREC, shift=sp.shift)
+    checked = 0
+    with ctx.workprec(REF_PREC):
+        for i in range(N):
+            x = [acb(arb(float(v.X.rh[k, i])) + arb(float(v.X.rl[k, i])),
+                     arb(float(v.X.ih[k, i])) + arb(float(v.X.il[k, i]))) for k in range(N)]
+            w = [W[k][i] for k in range(N)]
+            dot = sum((a.conjugate() * b for a, b in zip(w, x)), acb(0))
+            phase = dot / abs(dot)
+            dist = sum((abs(a * phase - b) ** 2 for a, b in zip(w, x)), arb(0)).sqrt()
+            assert arb(float(v.beta[i])) >= dist
+            omega = arb(float(v.omega_hi[i])) + arb(float(v.omega_lo[i])) + arb(0, float(v.rho[i]))
+            assert omega.contains(lam[i].imag)
+            checked += 1
+    assert checked == N and float(np.max(v.beta)) < 2.0 ** -80
+
+
+@pytest.mark.parametrize("kind,theta", CASES)
+def test_structured_skew_is_the_split_skew_part(kind, theta):
+    N = 7
+    _, th = check_kind(kind, theta)
+    op = structured_skew(kind, N, th, 128)
+    I = np.eye(N)
+    KX = op.apply(DD.exact(I + 0j))
+    sp = nplr(BallField(TIGHT), kind, N, theta)
+    with ctx.workprec(TIGHT):
+        for n in range(N):
+            for k in range(N):
+                ref = sp.H[n][k] - (tight(sp.shift) if n == k else 0)
+                mid = acb(arb(float(KX.rh[n, k])) + arb(float(KX.rl[n, k])),
+                          arb(float(KX.ih[n, k])) + arb(float(KX.il[n, k])))
+                assert arb(float(KX.rad[n, k])) >= abs(mid - ref)
+    F = BallField(128)
+    U, V, B, S = split_vectors(F, kind, N, th)
+    sp = nplr(F, kind, N, theta)
+    for got, want in ((U, sp.U), (V, sp.V), ([B], [sp.B]), ([S], [sp.S])):
+        assert all(x.overlaps(y) for a, b in zip(got, want) for x, y in zip(a, b))
+
+
+def householder(v):
+    """I - 2 v v^T / (v^T v): a rational orthogonal matrix."""
+    n, s = len(v), sum(x * x for x in v)
+    return [[Fraction(int(i == j)) - Fraction(2 * v[i] * v[j], s) for j in range(n)] for i in range(n)]
+
+
+def rotated_skew(a, b, c):
+    """c I + Q^T (a J + b J) Q, J = [[0, 1], [-1, 0]] blocks: real skew part with
+    eigenvalues +-ia, +-ib, Q a rational Householder reflection."""
+    K0 = [[0, a, 0, 0], [-a, 0, 0, 0], [0, 0, 0, b], [0, 0, -b, 0]]
+    Q = householder([1, 2, 2, 3])
+    K = [[sum(Q[k][i] * K0[k][l] * Q[l][j] for k in range(4) for l in range(4)) for j in range(4)] for i in range(4)]
+    return [[K[i][j] + (c if i == j else 0) for j in range(4)] for i in range(4)]
+
+
+def test_dense_verified_route_and_the_fallback_on_a_cluster():
+    c = Fraction(-1, 2)
+    U = [[Fraction(1, k + 1)] for k in range(4)]
+    B, Ct = [1, 2, 3, 4], [1, -1, 1, 1]
+    spread, route = split_model(rotated_skew(1, 2, c), c, U, U, B, Ct, prec=200)
+    assert route == "verified"
+    cluster = rotated_skew(1, 1 + Fraction(1, 2 ** 70), c)          # +-i twice, 2^-70 apart
+    with pytest.raises(ValueError, match="verified diagonalization failed"):
+        split_model(cluster, c, U, U, B, Ct, prec=200, route="verified")
+    model, route = split_model(cluster, c, U, U, B, Ct, prec=200)
+    assert route == "ball"
+    with ctx.workprec(TIGHT):
+        eig = [acb(tight(c), s * y) for s in (-1, 1) for y in (tight(1), tight(1 + Fraction(1, 2 ** 70)))]
+    assert all(sum(1 for l in model.Lambda if l.contains(e)) == 1 for e in eig)
+    for m, H in ((spread, rotated_skew(1, 2, c)), (model, cluster)):
+        A = [[H[i][j] - U[i][0] * U[j][0] for j in range(4)] for i in range(4)]    # G~ = H - U U^T
+        exact = dense_kernel(E4, A, B, Ct, Fraction(1, 4), 6)
+        kern = kernel_by_powers(BallField(200), m, Fraction(1, 4), 6)
+        assert exact.ok and kern.ok and all(encloses(k, E4, x) for k, x in zip(kern.value, exact.value))
+
+
+def test_verify_refuses_pairs_that_are_not_eigenpairs():
+    op = structured_skew("legs", 6, None, 128)
+    K = op.dense_float()
+    omega, X = np.linalg.eigh(-1j * K)
+    z = np.zeros_like(X)
+    v = verify(op, omega, np.zeros(6), X, z)                 # float64 pairs: verified, coarser
+    assert float(np.max(v.beta)) < 2.0 ** -30
+    with pytest.raises(VerificationFailed):
+        verify(op, omega, np.zeros(6), np.eye(6) + 0j, z)      # not eigenvectors
+    with pytest.raises(VerificationFailed):
+        verify(op, omega, np.zeros(6), 2 * X, z)               # not unit columns
+
+
+def test_route_choice_and_refusals():
+    assert dplr_with_route("legs", 4, prec=VERIFIED_MAX_PREC)[1] == "verified"
+    assert dplr_with_route("legs", 4, prec=VERIFIED_MAX_PREC + 1)[1] == "ball"
+    assert dplr_with_route("legs", 4, algorithm="rump")[1] == "ball"
+    with pytest.raises(ValueError, match="route"):
+        dplr("legs", 4, route="fast")
+    with pytest.raises(ValueError, match="ball route only"):
+        dplr("legs", 4, algorithm="rump", route="verified")

@@ -230,6 +230,8 @@ def verify(op, om_hi: np.ndarray, om_lo: np.ndarray, X_hi: np.ndarray, X_lo: np.
         left = np.concatenate([[np.inf], _lower(g_low - rho[:-1])])   # to the interval below
         right = np.concatenate([_lower(g_low - rho[1:]), [np.inf]])   # to the interval above
         delta = np.minimum(left, right)
+    if not np.all(delta > 0):
+        raise VerificationFailed("an eigenvalue enclosure is not separated from the others")
     s = up(rho / delta)
     if not np.all(s < 1.0):
         raise VerificationFailed("a sin-theta bound is not below 1 (the gap is too small)")

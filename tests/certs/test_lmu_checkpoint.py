@@ -37,7 +37,7 @@ PREC = 400  # bits of the independent enclosures
 # -- the independent exact computation ---------------------------------------------------------
 
 def legt(N: int, theta: int) -> tuple[list, list]:
-    """The reference's continuous A, B, retyped from lmu_reference.py, as exact rationals."""
+    """The continuous A, B of the LMU reference (proofs/spec.md §S19), retyped from its formulas, as exact rationals."""
     R = [Fraction(2 * i + 1, theta) for i in range(N)]
     A = [[R[i] * (-1 if i < j else (-1) ** (i - j + 1)) for j in range(N)] for i in range(N)]
     return A, [R[i] * (-1) ** i for i in range(N)]

@@ -118,3 +118,17 @@ def test_bounds_and_representative():
     assert F.to_complex(F.from_array(np.zeros(0))) == 0j
     y = F.mul(F.from_number(2), x)                          # a 0-d disk broadcasts over the array
     assert y.rh.shape == (3,) and holds(y, 0, acb(6, 8))
+
+
+def test_the_field_is_the_generic_disk_array_field_over_dd():
+    """``DDArrayField`` is ``arith.array_field``'s field over DD (kept importable here), with
+    the entrywise zero test and the exponential of ``dd_exp``."""
+    from s4cert.arith.array_field import DDArrayField as Generic, DiskArrayField
+
+    assert DDArrayField is Generic and isinstance(F, DiskArrayField) and F.disk is DD
+    x = DD.from_parts(np.array([0.0, 1.0, 0.0]), np.zeros(3, complex), np.array([0.0, 0.0, 1e-30]))
+    zero, nonzero = F.zero_mask(x)
+    assert zero.tolist() == [True, False, False] and nonzero.tolist() == [False, True, False]
+    e = F.exp(F.from_array([0.0, 1j * np.pi]))
+    with ctx.workprec(PREC):
+        assert holds(e, 0, acb(1)) and holds(e, 1, acb.exp_pi_i(acb(arb(np.pi) / arb.pi())))

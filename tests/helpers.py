@@ -123,6 +123,25 @@ def dissipative_dplr(seed: int, N: int, r: int, step: Fraction, exceptional: boo
     return DPLR(lam, P, B, C, Q=[list(row) for row in P])
 
 
+def pole_near_the_grid(m, step: Fraction, M: int, exceptional, within: float = 2.0 ** -60) -> bool:
+    """Whether some pole mu_j = (a - lambda_j)/(a + lambda_j), a = 2/step, j not exceptional,
+    of a Gaussian-rational model lies certainly within ``within`` of an M-th root of unity
+    (decided with 200-bit balls)."""
+    from flint import acb, arb, ctx, fmpq
+    qa = Fraction(2) / Fraction(step)
+    with ctx.workprec(200):
+        a = acb(arb(fmpq(qa.numerator, qa.denominator)))
+        roots = [acb.exp_pi_i(acb(fmpq(-2 * k, M))) for k in range(M)]
+        for j, (re, im) in enumerate(m.Lambda):
+            if j in exceptional:
+                continue
+            lam = acb(arb(q(Fraction(re))), arb(q(Fraction(im))))
+            mu = (a - lam) / (a + lam)
+            if any(abs(mu - z).upper() < arb(within) for z in roots):
+                return True
+    return False
+
+
 def q(x: Fraction):
     """A Fraction as a flint fmpq."""
     from flint import fmpq

@@ -17,7 +17,7 @@ from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
 from s4cert.arith import BallField
 from s4cert.arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
-from tests.helpers import dissipative_dplr, exact_kernel, random_dplr
+from tests.helpers import dissipative_dplr, exact_kernel, pole_near_the_grid, random_dplr
 
 REF = BallField(320)
 
@@ -83,17 +83,7 @@ def refusal_is_justified(m: DPLR, step: Fraction, L: int, exc: list, res) -> boo
         return False
     M = next_power_of_two(L)
     if "pole" in res.info["reason"]:
-        q = Fraction(2) / step
-        with ctx.workprec(200):
-            a = acb(arb(fmpq(q.numerator, q.denominator)))
-            for j, (re, im) in enumerate(m.Lambda):
-                if j in exc:
-                    continue
-                lam = acb(arb(fmpq(re.numerator, re.denominator)), arb(fmpq(im.numerator, im.denominator)))
-                mu = (a - lam) / (a + lam)
-                if any(abs(mu - REF.root_of_unity(M, k)).lower() < arb(2) ** -60 for k in range(M)):
-                    return True
-        return False
+        return pole_near_the_grid(m, step, M, exc)
     E = ExactField.for_length(2 * max(M, 8))
     return filter_kernel(E, m, step, L, exceptional=exc).status == "resonant-correction"
 

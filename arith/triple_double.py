@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .dd_kernels import _cmul, _dekker_masked, split, two_prod, two_sum  # noqa: F401 (two_prod: the kernels' API)
+from .dd_kernels import _cmul, split, two_prod, two_sum  # noqa: F401 (two_prod: the kernels' API)
 from .midrad import U, RangeError, up
 
 #: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
@@ -45,9 +45,9 @@ C_02 = 6.01 * U
 #: the product's bound on normalized operands, per unit of A0 B0 (Lemma 4)
 C_MUL = 184.1
 #: the sum's bound on normalized operands, per unit of |x0|_1 + |y0|_1 (Lemma 2)
-C_ADD = 7.1
-#: an inverse's radius on a normalized point, per unit of |y| (Lemma 6)
-C_INV = 400.0
+C_ADD = 19.1
+#: an inverse's radius on a normalized point, per unit of |y| (Lemma 6(b))
+C_INV = 1700.0
 
 _FIELDS = ("r0", "r1", "r2", "i0", "i1", "i2", "rad")
 
@@ -65,6 +65,19 @@ def _finish(t: np.ndarray) -> np.ndarray:
     t = np.multiply(t, _FIN)
     t += TINY_TD
     return t
+
+
+def _dekker(aH, aL, bH, bL, p):
+    """Dekker's error term of p = fl(a b) from the splits of a and b, unmasked: a b = p + e
+    exactly when |p| >= 2^-900, and |a b - p - e| <= 2^-945 for any |a|, |b| <= 2^500
+    (Lemma 3(a))."""
+    e = np.multiply(aH, bH)
+    e -= p
+    t = aH * bL
+    e += t
+    e += np.multiply(aL, bH, out=t)
+    e += np.multiply(aL, bL, out=t)
+    return e
 
 
 def _sum3_abs(a, b, c):
@@ -126,21 +139,21 @@ def _prod_part(a, b, c, d, sp, negate: bool):
     (a0, a1, a2), (b0, b1, b2), (c0, c1, c2), (d0, d1, d2) = a, b, c, d
     sa0, sa1, sb0, sb1, sc0, sc1, sd0, sd1 = sp
     P = a0 * b0
-    eP = _dekker_masked(*sa0, *sb0, P)
+    eP = _dekker(*sa0, *sb0, P)
     Q = c0 * d0
-    eQ = _dekker_masked(*sc0, *sd0, Q)
+    eQ = _dekker(*sc0, *sd0, Q)
     if negate:
         np.negative(Q, out=Q)
         np.negative(eQ, out=eQ)
     s, g = two_sum(P, Q)
     h1 = a0 * b1
-    f1 = _dekker_masked(*sa0, *sb1, h1)
+    f1 = _dekker(*sa0, *sb1, h1)
     h2 = a1 * b0
-    f2 = _dekker_masked(*sa1, *sb0, h2)
+    f2 = _dekker(*sa1, *sb0, h2)
     h3 = c0 * d1
-    f3 = _dekker_masked(*sc0, *sd1, h3)
+    f3 = _dekker(*sc0, *sd1, h3)
     h4 = c1 * d0
-    f4 = _dekker_masked(*sc1, *sd0, h4)
+    f4 = _dekker(*sc1, *sd0, h4)
     k1, q1 = two_sum(h1, h2)
     k2, q2 = two_sum(h3, h4)
     if negate:
@@ -204,16 +217,6 @@ def _cmul_terms(xa: tuple, ya: tuple) -> np.ndarray:
     v += A2 * B2
     t += v
     return t
-
-
-def _zero_d_as_1d(op):
-    """Run ``op`` on 0-d disks as disks of one element (the kernels work in place)."""
-    def wrapped(self, *others):
-        if self.r0.ndim == 0 and all(o.r0.ndim == 0 for o in others):
-            return op(self.reshape(1), *(o.reshape(1) for o in others)).reshape(())
-        return op(self, *others)
-    wrapped.__doc__, wrapped.__name__ = op.__doc__, op.__name__
-    return wrapped
 
 
 # -- the disks -----------------------------------------------------------------------------
@@ -308,28 +311,16 @@ class TD:
     def add(self, other: "TD") -> "TD":
         """x + y: each component by ``_add_part`` (2Sums for the first two orders, the third in
         floating point), the rounding bounded from the computed s2, g, t2 (Lemma 2)."""
-        r0, r1, r2, a, b, c = _add_part(self.r0, self.r1, self.r2, other.r0, other.r1, other.r2)
-        i0, i1, i2, d, e, f = _add_part(self.i0, self.i1, self.i2, other.i0, other.i1, other.i2)
-        t = _sum3_abs(a, b, c)
-        t += _sum3_abs(d, e, f)
-        t *= _UF
-        rad = up(up(self.rad + other.rad) + up(t))
-        return self._make(r0, r1, r2, i0, i1, i2, rad)
+        return _blocked(_add_kernel, self, other)
 
     def sub(self, other: "TD") -> "TD":
         return self.add(other.neg())
 
-    @_zero_d_as_1d
     def mul(self, other: "TD") -> "TD":
         """(ar + i ai)(br + i bi): the midpoints by ``_prod_part`` per component with the a-priori
         bound of Lemma 3 from A_k = |ar_k| + |ai_k|, B_k; the radii by |x y - a b| <= |a| rad_y +
         rad_x |b| + rad_x rad_y; all summed in floating point, then ``_finish`` (Lemma 4)."""
-        parts = _cmul_mid(self, other)
-        t = _cmul_terms(_level_sums(self), _level_sums(other))
-        t += self.mid_abs() * other.rad
-        t += self.rad * other.mid_abs()
-        t += self.rad * other.rad
-        return self._make(*parts, _finish(t))
+        return _blocked(_mul_kernel, self, other)
 
     def square(self) -> "TD":
         """x x: ``mul(x, x)`` (the same operations; |x^2 - m^2| <= 2 |m| rad + rad^2)."""
@@ -346,36 +337,13 @@ class TD:
             return self._make(*parts, up(up(self.rad * abs(c)) + 6 * TINY_TD))
         return self.mul(TD.exact(np.full(self.shape, c)))
 
-    @_zero_d_as_1d
     def inv(self) -> "TD":
-        """1/x for every x in the disks, bounded a posteriori: y from y0 = 1/fl(m), one Newton
-        step on double-double pairs and one on triples (accuracy not relied on), then q >= |1 -
-        x y| over the disk (|1 - m y| from ``mul``'s midpoint and bound, plus rad |y|); if
-        q <= 1/2 the disk excludes 0 and |1/x - y| <= |y| q / (1 - q) <= |y| q (1 + 2 q).
-        RangeError otherwise (Lemma 6)."""
-        y = _newton_td(self)
-        _check(y.r0, y.i0)
-        p = _cmul_mid(self, y)
-        err = _finish(_cmul_terms(_level_sums(self), _level_sums(y)))
-        a = 1.0 - p[0]
-        b = a - p[1]
-        c = b - p[2]                                   # Re(1 - m y) = c + three roundings
-        re = _sum3_abs(a, b, c)
-        re *= _UF
-        re = up(up(re) + np.abs(c))
-        d = p[3] + p[4]
-        e = d + p[5]                                   # Im(m y) = e + two roundings
-        im = np.abs(d)
-        im += np.abs(e)
-        im *= _UF
-        im = up(up(im) + np.abs(e))
-        r_mid = up(np.sqrt(up(up(re * re) + up(im * im))))
-        ymod = y.mid_abs()
-        q = up(up(r_mid + err) + up(self.rad * ymod))
-        if not float(np.max(q, initial=0.0)) <= 0.5:
-            raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
-        rad = up(up(q * ymod) * up(1.0 + 2 * q))
-        return self._make(y.r0, y.r1, y.r2, y.i0, y.i1, y.i2, rad)
+        """1/x for every x in the disks, bounded a posteriori: y from y0 = conj(m') / |m'|^2
+        (m' the midpoint's first two parts rounded), one Newton step on double-double pairs
+        and one on triples, then q >= |1 - x y| over the disk (|1 - m y| from ``mul``'s
+        midpoint and bound, plus rad |y|); if q <= 1/2 the disk excludes 0 and |1/x - y| <=
+        |y| q / (1 - q) <= |y| q (1 + 2 q).  RangeError otherwise (Lemma 6)."""
+        return _blocked(_inv_kernel, self)
 
     def div(self, other: "TD") -> "TD":
         """x / y as x (1/y) (``inv``, then ``mul``)."""
@@ -410,7 +378,7 @@ class TD:
 
         rl, il = self.r1 + self.r2, self.i1 + self.i2
         rad = up(self.rad + up(_UF * up(np.abs(rl) + np.abs(il))))
-        _check(rad)
+        _check(rl, il, rad)
         return DD(self.r0.copy(), rl, self.i0.copy(), il, rad)
 
     def to_balls(self, prec: int = 400) -> list:
@@ -429,6 +397,90 @@ class TD:
         return out
 
 
+#: elements per block of the array operations (their temporaries stay in the cache)
+BLOCK = 1 << 14
+
+
+def _blocked(kernel, *operands: TD) -> TD:
+    """``kernel`` on the operands broadcast to one shape and flattened, block by block (every
+    output block range-checked), as one TD of that shape."""
+    shape = np.broadcast_shapes(*(x.shape for x in operands))
+    n = math.prod(shape)
+    flat = [TD(*(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in x._arrays()))
+            for x in operands]
+    if n <= BLOCK:
+        out = kernel(*flat)
+        _check(*out)
+        return TD(*(a.reshape(shape) for a in out))
+    res = [np.empty(n) for _ in _FIELDS]
+    for i in range(0, n, BLOCK):
+        block = kernel(*(x[i:i + BLOCK] for x in flat))
+        _check(*block)
+        for r, b in zip(res, block):
+            r[i:i + BLOCK] = b
+    return TD(*(a.reshape(shape) for a in res))
+
+
+def _add_kernel(x: TD, y: TD) -> tuple:
+    """``TD.add`` on flat arrays (Lemma 2)."""
+    r0, r1, r2, a, b, c = _add_part(x.r0, x.r1, x.r2, y.r0, y.r1, y.r2)
+    i0, i1, i2, d, e, f = _add_part(x.i0, x.i1, x.i2, y.i0, y.i1, y.i2)
+    t = _sum3_abs(a, b, c)
+    t += _sum3_abs(d, e, f)
+    t *= _UF
+    rad = x.rad + y.rad
+    rad = up(up(rad) + up(t))
+    return r0, r1, r2, i0, i1, i2, rad
+
+
+def _mul_radius(x: TD, y: TD) -> np.ndarray:
+    """Lemma 3's terms for x y plus |a| rad_y + rad_x |b| + rad_x rad_y, then ``_finish``
+    (terms with a zero radius array skipped: they are zero)."""
+    t = _cmul_terms(_level_sums(x), _level_sums(y))
+    xr, yr = bool(np.any(x.rad)), bool(np.any(y.rad))
+    if yr:
+        t += x.mid_abs() * y.rad
+    if xr:
+        t += x.rad * y.mid_abs()
+    if xr and yr:
+        t += x.rad * y.rad
+    return _finish(t)
+
+
+def _mul_kernel(x: TD, y: TD) -> tuple:
+    """``TD.mul`` on flat arrays (Lemmas 3 and 4)."""
+    return _cmul_mid(x, y) + (_mul_radius(x, y),)
+
+
+def _inv_kernel(x: TD) -> tuple:
+    """``TD.inv`` on flat arrays (Lemma 6)."""
+    y = _newton_td(x)
+    _check(*y._arrays()[:6])
+    p = _cmul_mid(x, y)
+    err = _finish(_cmul_terms(_level_sums(x), _level_sums(y)))
+    a = 1.0 - p[0]
+    b = a - p[1]
+    c = b - p[2]                                       # Re(1 - m y) = c + three roundings
+    re = _sum3_abs(a, b, c)
+    re *= _UF
+    re = up(up(re) + np.abs(c))
+    d = p[3] + p[4]
+    e = d + p[5]                                       # Im(m y) = e + two roundings
+    im = np.abs(d)
+    im += np.abs(e)
+    im *= _UF
+    im = up(up(im) + np.abs(e))
+    r_mid = up(np.sqrt(up(up(re * re) + up(im * im))))
+    ymod = y.mid_abs()
+    q = up(r_mid + err)
+    if np.any(x.rad):
+        q = up(q + up(x.rad * ymod))
+    if not float(np.max(q, initial=0.0)) <= 0.5:
+        raise RangeError("a divisor is not certainly nonzero (or its inverse not accurate)")
+    rad = up(up(q * ymod) * up(1.0 + 2 * q))
+    return y.r0, y.r1, y.r2, y.i0, y.i1, y.i2, rad
+
+
 def _distance_upper(v, p0, p1, p2) -> np.ndarray:
     """An upper bound of |v - p0 - p1 - p2|: c = fl(fl(fl(v - p0) - p1) - p2), plus
     u (|a| + |b| + |c|) for the three roundings; 0 where v = p0 and p1 = p2 = 0."""
@@ -441,15 +493,20 @@ def _distance_upper(v, p0, p1, p2) -> np.ndarray:
 
 
 def _newton_td(x: TD) -> TD:
-    """An approximation y of 1/m (no accuracy relied on): y0 = 1/fl(m) in complex128, a Newton
-    step on double-double pairs (the residual by ``dd_kernels._cmul`` from x's first two parts),
-    then one on triples (the residual by ``_cmul_mid``), renormalized."""
+    """An approximation y of 1/m (its accuracy matters for the radius only, Lemma 6(b)):
+    y0 = conj(m') / |m'|^2 with m' = fl(r0 + r1) + i fl(i0 + i1), a Newton step on
+    double-double pairs (the residual by ``dd_kernels._cmul`` from x's first two parts), then
+    one on triples (the residual by ``_cmul_mid``), renormalized."""
+    a, b = x.r0 + x.r1, x.i0 + x.i1
+    n = a * a
+    n += b * b
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        y0 = 1.0 / ((x.r0 + x.r1) + 1j * (x.i0 + x.i1))
-    if not np.all(np.isfinite(y0)):
+        y0r = a / n
+        y0i = b / n
+    np.negative(y0i, out=y0i)
+    if not (np.all(np.isfinite(y0r)) and np.all(np.isfinite(y0i))):
         raise RangeError("a divisor's midpoint is 0 or out of range")
-    y0r, y0i = np.ascontiguousarray(y0.real), np.ascontiguousarray(y0.imag)
-    zero = np.zeros(y0.shape)
+    zero = np.zeros(y0r.shape)
     pr, prl, pi, pil, _ = _cmul(x.r0, x.r1, x.i0, x.i1, y0r, zero, y0i, zero, bound=False)
     rr, ri = (1.0 - pr) - prl, -(pi + pil)
     yrh, yrl = two_sum(y0r, y0r * rr - y0i * ri)

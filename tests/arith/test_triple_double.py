@@ -129,8 +129,8 @@ def _check_division(x: TD, px: acb, y: TD, py: acb) -> None:
 
 
 def test_inverse_radius_on_normalized_points():
-    """1/y of points within C_INV u^3 |y0| (Lemma 6(b)), from 1e-150 to 1e150, and
-    y (1/y) within about 2 C_INV u^3 of 1."""
+    """1/y of normalized points within C_INV u^3 |y0| (Lemma 6(b)), from 1e-150 to 1e150, and
+    y (1/y) within (C_INV + 2.01 C_MUL) u^3 of 1 (Lemma 4 with A0 B0 <= 2.0001 |y| |1/y|)."""
     g = np.random.default_rng(7)
     vals = []
     for e in (-150, -20, 0, 0, 3, 40, 150):
@@ -146,7 +146,7 @@ def test_inverse_radius_on_normalized_points():
             assert _inside(1 / _mid(y, j), q, j)
         assert q.rad[j] <= C_INV * U3 * abs(complex(q.mid_hi[j])) * (1 + 2.0 ** -40)
     one = y.mul(q)
-    assert float(np.max(one.rad)) <= 2.2 * C_INV * U3
+    assert float(np.max(one.rad)) <= (C_INV + 2.01 * C_MUL) * U3
 
 
 def test_operations_on_arrays_mixed_families():
@@ -223,7 +223,8 @@ def test_inv_refuses_a_disk_around_zero():
 # -- conversions and the other methods ------------------------------------------------------
 
 def test_td_of_balls_relative_radius():
-    """Element-wise radii: from 1e-150 to 1e150 each within about 2^-157 of its own size."""
+    """Element-wise radii: from 1e-150 to 1e150 each within 8 u^3 |x0|_1 (< 2^-155 |x0|) of its
+    own size, plus the ball's radius (Lemma 7)."""
     with ctx.workprec(PREC):
         balls = [acb(arb(10) ** e / 3, arb(2).sqrt() * arb(10) ** e) for e in (-150, -20, 0, 20, 150)]
         balls.append(acb(arb(fmpq(1, 7), 2.0 ** -200), 0))
@@ -231,7 +232,7 @@ def test_td_of_balls_relative_radius():
     for j, b in enumerate(balls):
         with ctx.workprec(PREC):
             assert bool(abs(b - _mid(x, j)).upper() + b.rad() * 2 <= arb(float(x.rad[j])) * 2)
-        assert float(x.rad[j]) <= 2.0 ** -157 * abs(complex(x.mid_hi[j])) + 2.0 ** -198
+        assert float(x.rad[j]) <= 2.0 ** -155 * abs(complex(x.mid_hi[j])) + 2.0 ** -198
 
 
 @pytest.mark.parametrize("M", [1, 2, 4, 8, 16, 64, 1024])
@@ -331,3 +332,58 @@ def test_scale_by_powers_of_two_is_exact():
             assert _mid(y, 0) == _mid(x, 0) * c
         assert y.rad[0] <= abs(c) * 1e-40 * (1 + 2.0 ** -50) + 2.0 ** -935
     assert float(BIG) == 2.0 ** 500
+
+
+# -- the kernels in exact rationals ---------------------------------------------------------
+
+tiny_or_big = st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-2.0 ** 480, max_value=2.0 ** 480),
+                        st.floats(min_value=-1e-300, max_value=1e-300),
+                        st.sampled_from([5e-324, -5e-324, 2.0 ** -1022, 2.0 ** -460, 1e-160, 1e160, 0.0]))
+
+
+@settings(max_examples=200)
+@given(tiny_or_big, tiny_or_big)
+def test_dekker_term_within_its_bound(a, b):
+    """Lemma 3(a): exact when |fl(a b)| >= 2^-900, else within 2^-945, and |e| <= u |p| + 2^-944."""
+    from fractions import Fraction
+
+    from s4cert.arith.triple_double import _dekker, split
+    if abs(a) > BIG or abs(b) > BIG:
+        return                                         # outside the lemma (and refused by every operation)
+    p = np.array([a]) * np.array([b])
+    e = _dekker(*split(np.array([a])), *split(np.array([b])), p)
+    err = abs(Fraction(a) * Fraction(b) - Fraction(float(p[0])) - Fraction(float(e[0])))
+    assert err <= Fraction(2) ** -945
+    assert abs(float(e[0])) <= U * abs(float(p[0])) + 2.0 ** -944
+    if abs(float(p[0])) >= 2.0 ** -900:
+        assert err == 0
+
+
+@st.composite
+def any_triple(draw):
+    """A component's three parts, normalized or not: ratios from 0 to 1, tiny, subnormal or zero
+    parts, magnitudes 1e-300 to 2^240."""
+    s = draw(st.sampled_from([1e-300, 1e-160, 1e-20, 1.0, 3.7, 1e40, 2.0 ** 240]))
+    h = draw(st.one_of(st.floats(-1, 1), st.sampled_from([0.0, 5e-324, -2.0 ** -1022]))) * s
+    r1, r2 = (draw(st.sampled_from([0.0, 2.0 ** -53, 2.0 ** -30, 1.0])) for _ in range(2))
+    m = h * draw(st.floats(-1, 1)) * r1
+    return h, m, m * draw(st.floats(-1, 1)) * r2
+
+
+@settings(max_examples=100)
+@given(any_triple(), any_triple(), any_triple(), any_triple())
+def test_product_midpoint_within_its_bound(xr, xi, yr, yi):
+    """Lemma 3(b), (c): |x y - m_xy| (real and imaginary errors added, exact rationals) is at
+    most the computed bound ``_finish(_cmul_terms(...))``, for triples normalized or not."""
+    from fractions import Fraction
+
+    from s4cert.arith.triple_double import _cmul_mid, _cmul_terms, _finish, _level_sums
+    x = TD.from_parts([complex(xr[0], xi[0])], [complex(xr[1], xi[1])], [complex(xr[2], xi[2])], 0)
+    y = TD.from_parts([complex(yr[0], yi[0])], [complex(yr[1], yi[1])], [complex(yr[2], yi[2])], 0)
+    parts = [float(v[0]) for v in _cmul_mid(x, y)]
+    bound = float(_finish(_cmul_terms(_level_sums(x), _level_sums(y)))[0])
+    X = [sum(map(Fraction, c)) for c in (xr, xi)]
+    Y = [sum(map(Fraction, c)) for c in (yr, yi)]
+    re = X[0] * Y[0] - X[1] * Y[1] - sum(map(Fraction, parts[:3]))
+    im = X[0] * Y[1] + X[1] * Y[0] - sum(map(Fraction, parts[3:]))
+    assert abs(re) + abs(im) <= Fraction(bound)

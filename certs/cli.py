@@ -7,6 +7,7 @@
     s4cert compare FILE.json OTHER.npy|.npz [--key K] [--no-tighten] [--json]
     s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
     s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
+    s4cert lmu-audit --checkpoint FILE [--theta T] [--length L] [--kernels K.npz] [--out R.json] [--json]
     s4cert plot FILE.json [--compare OTHER.npy|.npz] -o FIG.png
     s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
 
@@ -30,9 +31,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
-from ..algorithms.models.lmu_audit import lmu_audit
 from ..algorithms.s4.dplr import check_length
-from . import cli_compare, limits, plot
+from . import cli_compare, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .counts import count_filter
@@ -43,7 +43,6 @@ from .io.kernel_file import dumps_document, kernel_document, save_kernel, save_n
 from .io.numbers import check_number_text, json_value, parse_rational
 from .io.params import load_params
 from .kernel import certify_kernel
-from .lmu_checkpoint import LEARNED_CRITERION, audit_lmu_checkpoint, lmu_report_lines, read_lmu_checkpoint
 from .progress import Progress
 
 #: the longest number read from the command line, in characters
@@ -179,32 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     _force_flag(n)
     n.add_argument("--quiet", action="store_true", help="no progress display")
 
-    m = sub.add_parser("lmu-audit", help="certified errors of an LMU checkpoint's arrays, or of float LMU impulse responses",
-                       description="With --checkpoint: read the file (.pt, .ckpt, .safetensors, .npz; no code in "
-                                   "it is ever run), find every LMU module by its tensor names and certify, for each "
-                                   "array the LMU reference constructs (A, B; an LMUFFT's H and fft_H), an interval for "
-                                   "the max error of the stored array against the exact ZOH mathematics, for max|exact| "
-                                   "and for the relative error, each at most 1/1000 of its value wide. "
-                                   "Learned or constructed: " + LEARNED_CRITERION + "; a learned A or B "
-                                   "gets its certified distance from the ZOH matrix, and the impulse response "
-                                   "certified is then that of the stored matrices read exactly. "
-                                   "Without --checkpoint (--memory-size, --theta, --length): the errors of impulse "
-                                   "responses that this package rebuilds in numpy the reference's way and its own way "
-                                   "(re-implementations of the two constructions, not the arrays of a model).")
-    m.add_argument("--checkpoint", metavar="FILE", default=None, help="audit the LMU modules of this checkpoint")
-    m.add_argument("--memory-size", type=_positive_int, default=None,
-                   help="without --checkpoint: LMU memory size D (state size)")
-    m.add_argument("--theta", type=_positive_number, default=None,
-                   help="LMU window length theta (--checkpoint: default the file's hyper_parameters)")
-    m.add_argument("--length", type=_positive_int, default=None,
-                   help="length of the impulse response (--checkpoint: default the module's seq_len, else 1000)")
-    m.add_argument("--kernels", metavar="K.npz", default=None,
-                   help="--checkpoint: write each module's certified impulse response as <prefix>mid, "
-                        "<prefix>rad float64 arrays [memory_size, length]")
-    m.add_argument("--out", metavar="REPORT.json", default=None,
-                   help="--checkpoint: write the report (s4cert.lmu-audit/1)")
-    _json_flag(m)
-    _force_flag(m)
+    cli_lmu.add_parser(sub, _json_flag, _force_flag, _positive_int, _positive_number)
     plot.add_parser(sub)
     model_command.add_parser(sub, _Parser, _positive_int, _positive_number)
     return p
@@ -402,52 +376,7 @@ def cmd_count(args) -> int:
 # -- lmu-audit ------------------------------------------------------------------------
 
 def cmd_lmu_audit(args) -> int:
-    if args.checkpoint is not None:
-        return _lmu_checkpoint(args)
-    extra = [o for o, v in (("--kernels", args.kernels), ("--out", args.out)) if v is not None]
-    if extra:
-        raise UsageError(f"lmu-audit: {', '.join(extra)} goes with --checkpoint")
-    missing = [o for o, v in (("--memory-size", args.memory_size), ("--theta", args.theta),
-                              ("--length", args.length)) if v is None]
-    if missing:
-        raise UsageError(f"lmu-audit: the following arguments are required without --checkpoint: "
-                         f"{', '.join(missing)}")
-    limits.check(limits.lmu_estimate(args.memory_size, args.length), args.force)
-    r = lmu_audit(args.memory_size, _number(args.theta), args.length)
-    if args.json:
-        _print_json(r)
-        return 0
-    print(f"LMU impulse response: memory size {r['memory_size']}, theta {args.theta}, length {r['length']}, "
-          f"certified at {r['precision']} bits (max radius {r['certified_max_radius']:.2e}), max |H| {r['max_abs_H']:.4g}")
-    print("errors of impulse responses rebuilt here in numpy (re-implementations of the reference's "
-          "construction and of ours, not a model's arrays: --checkpoint FILE audits those)")
-    print(f"{'construction':<20} {'certified lower':>16} {'certified upper':>16}")
-    for name, e in r["errors"].items():
-        print(f"{name:<20} {e['lower']:>16.3e} {e['upper']:>16.3e}")
-    return 0
-
-
-def _lmu_checkpoint(args) -> int:
-    if args.memory_size is not None:
-        raise UsageError("lmu-audit: --memory-size conflicts with --checkpoint (the file's shapes give it)")
-    check_targets({"--out": args.out, "--kernels": args.kernels}, inputs=(args.checkpoint,))
-    plan = read_lmu_checkpoint(args.checkpoint, _number(args.theta), args.length)
-    sizes = [(m.memory_size, (m.seq_len or 0) + L) for m, L in zip(plan.modules, plan.lengths)]
-    limits.check(limits.lmu_estimate(max(n for n, _ in sizes), sum(L for _, L in sizes)), args.force)
-    try:
-        report = audit_lmu_checkpoint(plan)
-    except CertificationError as e:
-        print(f"s4cert: not certified: {e}", file=sys.stderr)
-        return 1
-    report.save(args.out, args.kernels)
-    if args.json:
-        _print_json(report.document())
-        return 0
-    for line in lmu_report_lines(report):
-        print(line)
-    if args.out or args.kernels:
-        print("wrote " + ", ".join(p for p in (args.out, args.kernels) if p))
-    return 0
+    return cli_lmu.cmd_lmu_audit(args, _number, _print_json)
 
 
 # -- model ---------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -385,40 +384,6 @@ class LMUCheckpointReport:
             atomic_write(items)
 
 
-def _outward(x: float, rounding: str, digits: int = 4) -> str:
-    """x in scientific notation with ``digits`` digits after the point, rounded toward
-    ``rounding`` (ROUND_FLOOR for a lower end, ROUND_CEILING for an upper end)."""
-    if not math.isfinite(x):
-        return str(x)
-    with localcontext() as c:
-        c.prec, c.rounding = digits + 1, rounding
-        return f"{+Decimal(x):.{digits}e}"
-
-
-def _pair(iv: Interval) -> str:
-    return f"[{_outward(iv.lo, ROUND_FLOOR)}, {_outward(iv.hi, ROUND_CEILING)}]"
-
-
-def lmu_report_lines(report: LMUCheckpointReport) -> list[str]:
-    """The human summary of a report (intervals printed outward)."""
-    lines = []
-    for m in report.modules:
-        mod = m.module
-        lines.append(f"{mod.label}: {mod.cls}, memory size {mod.memory_size}, theta {m.theta}"
-                     + (f", seq_len {mod.seq_len}" if mod.seq_len else "") + f" (certified at {m.precision} bits)")
-        for name, b in m.buffers.items():
-            if b.learned:
-                lines.append(f"  {b.key:<12} learned: not the float32 rounding of the ZOH matrix at theta {m.theta}; "
-                             f"max |stored - ZOH| in {_pair(b.max_error)}")
-            else:
-                lines.append(f"  {b.key:<12} max error {_pair(b.max_error)}  max|exact| {_pair(b.max_abs)}  "
-                             f"relative {_pair(b.relative)}")
-        of = "the stored A, B read exactly" if m.source == "stored" else "the exact ZOH system"
-        lines.append(f"  impulse response of {of}, length {m.mid.shape[1]}: certified, "
-                     f"max radius {_outward(m.max_radius(), ROUND_CEILING)} (float64 mid/rad)")
-    return lines
-
-
 def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None) -> LMUCheckpointReport:
     """Audit every LMU module of the checkpoint at ``path`` (see the module documentation).
 
@@ -447,4 +412,4 @@ def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None
 
 
 __all__ = ["FORMAT", "LEARNED_CRITERION", "LMUCheckpoint", "LMUCheckpointReport", "LMUModule", "ModuleAudit",
-           "audit_lmu_checkpoint", "find_lmu_modules", "lmu_report_lines", "read_lmu_checkpoint"]
+           "audit_lmu_checkpoint", "find_lmu_modules", "read_lmu_checkpoint"]

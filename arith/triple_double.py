@@ -285,7 +285,8 @@ class TD:
 
     def mid_complex(self) -> np.ndarray:
         """The midpoints rounded to complex128: fl(p0 + fl(p1 + p2)) per component, within
-        u (|result| + |fl(p1 + p2)|) of the exact component (Lemma 1)."""
+        u (|result| + |fl(p1 + p2)|) of the exact component, and in modulus within
+        2u ``mid_abs1()`` of the midpoint, normalized or not (Lemma 1(c))."""
         return (self.r0 + (self.r1 + self.r2)) + 1j * (self.i0 + (self.i1 + self.i2))
 
     def mid_abs1(self) -> np.ndarray:

@@ -285,6 +285,13 @@ def test_bounds_of_the_modulus_and_the_rounded_midpoint():
                                   (z.imag, mc[j].imag, float(x.i1[j]) + float(x.i2[j]))):
                 assert bool(abs(part - arb(c)) <= arb(U) * (abs(arb(c)) + abs(arb(tail))))
     assert float(np.max(lo_)) > 0 and float(TD.from_parts([1.0], 0, 0, [2.0]).abs_lower()[0]) == 0.0
+    # any triple, normalized or not: |mid_complex - mid| <= 2u mid_abs1 (the disk filter's bound)
+    odd = TD.from_parts(h, h * g.uniform(-1, 1, 16), h * g.uniform(-1, 1, 16) * 2.0 ** -20, 0.0)
+    for t in (x, odd):
+        mc, m1 = t.mid_complex(), t.mid_abs1()
+        for j in range(16):
+            with ctx.workprec(EXACT):
+                assert bool(abs(_mid(t, j) - acb(mc[j])).upper() <= 2 * arb(U) * arb(float(m1[j])))
 
 
 def test_shape_methods_and_exact_conversions():

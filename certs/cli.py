@@ -2,7 +2,7 @@
 
     s4cert kernel [--params FILE | --hippo legs|legt|lagt -N N [--theta T]] [-L L]
                   [--step S] [--eps E] [--mode ball|a-priori|exact] [--seed K]
-                  [--out FILE.json] [--npz FILE.npz] [--json] [--force]
+                  [--out FILE.json|FILE.npz] [--npz FILE.npz] [--json] [--force]
     s4cert audit FILE.json [--json]
     s4cert compare FILE.json OTHER.npy|.npz [--key K] [--no-tighten] [--json]
     s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
@@ -39,7 +39,8 @@ from .counts import count_filter
 from .errors import CertificationError
 from .examples import example_model
 from .io.atomic import check_targets
-from .io.kernel_file import dumps_document, kernel_document, save_kernel, save_npz
+from .io.kernel_disks import KernelDisks, disks_of
+from .io.kernel_file import binary_name, dumps_document, kernel_document, save_kernel, save_npz
 from .io.numbers import check_number_text, json_value, parse_rational
 from .io.params import load_params
 from .kernel import certify_kernel
@@ -140,7 +141,9 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--seed", type=int, default=None, help="seed of the built-in model (default 0)")
     k.add_argument("--conj-pairs", action="store_true",
                    help="--params: the file stores one mode per conjugate pair (as S4 checkpoints do)")
-    k.add_argument("--out", metavar="FILE.json", help="write the kernel file (s4cert.kernel/1) here")
+    k.add_argument("--out", metavar="FILE.json|FILE.npz",
+                   help="write the kernel file here: JSON (s4cert.kernel/1), or the binary format "
+                        "(s4cert.kernel.npz/1, lossless, for large kernels) when the name ends in .npz")
     k.add_argument("--npz", metavar="FILE.npz", help="write the float64 mid and rad arrays here")
     k.add_argument("--max-prec", type=_positive_int, default=1 << 16, help="ball precision limit in bits (default 65536)")
     _force_flag(k, "; a-priori mode: also above the 2^24-bit circuit limit")
@@ -251,13 +254,13 @@ def _up(q: Fraction, digits: int = 3) -> str:
     return f"{mant}e{int(exp):+03d}"
 
 
-def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> None:
-    """The human summary: status, the file's radius beside eps, the first values."""
+def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: float) -> None:
+    """The human summary: status, the file's radius beside eps, the first values (from
+    the disks' arrays: no number per entry is converted)."""
     cert = ck.certificate
     prec = cert.get("precision_bits")
-    rad = [parse_rational(r, "rad") for r in doc["kernel"]["rad"]]
     print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
-    print(f"max radius {_up(max(rad))} <= eps {args.eps} (the certified disks, as --out stores "
+    print(f"max radius {_up(disks.max_radius())} <= eps {args.eps} (the certified disks, as --out stores "
           f"them: K_j lies within rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
           + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
     if args.npz:
@@ -275,12 +278,12 @@ def _print_kernel(args, ck, model, step, L, eps, doc: dict, elapsed: float) -> N
               f"conj {c['conj']}), word reads {c['word_reads']}, writes {c['word_writes']}, peak words {c['peak_words']}")
     else:
         print(f"counts: not measured ({c.get('reason')})")
-    kern = doc["kernel"]
     for j in range(min(SHOWN_VALUES, L)):
-        re, im = (float(parse_rational(kern[k][j], k)) for k in ("re", "im"))
-        print(f"K[{j}] = {re:.15e} {'-' if im < 0 else '+'} {abs(im):.15e}i  (radius {_up(rad[j], 2)})")
+        z, r = disks.entry(j)
+        print(f"K[{j}] = {z.real:.15e} {'-' if z.imag < 0 else '+'} {abs(z.imag):.15e}i  (radius {_up(r, 2)})")
     if not (args.out or args.npz):
-        print(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json writes them all)")
+        print(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json|FILE.npz "
+              "writes them all)")
 
 
 def cmd_kernel(args) -> int:
@@ -304,16 +307,18 @@ def cmd_kernel(args) -> int:
     finally:
         progress.done()
     elapsed = time.perf_counter() - t0
+    disks = disks_of(ck)
+    doc = None
     if args.out:
-        doc = save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz)
-    else:
-        doc = kernel_document(ck, model, step, c_tilde)
-        if args.npz:
-            save_npz(args.npz, ck)
-    if args.json:
+        doc = save_kernel(args.out, ck, model, step, c_tilde=c_tilde, npz=args.npz, disks=disks)
+    elif args.npz:
+        save_npz(args.npz, ck)
+    if args.json:  # the JSON document, built only when asked for
+        if doc is None or binary_name(args.out):
+            doc = kernel_document(ck, model, step, c_tilde, disks=disks)
         sys.stdout.write(dumps_document(doc))
         return 0
-    _print_kernel(args, ck, model, step, L, eps, doc, elapsed)
+    _print_kernel(args, ck, model, step, L, eps, disks, elapsed)
     if args.out or args.npz:
         print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
     return 0

@@ -43,10 +43,11 @@ def check_max_radius(kf: KernelFile) -> tuple[bool, str]:
     """certificate.max_radius against the stored radii: 0 in exact mode, eps (as a float)
     in a-priori mode; in ball mode within a factor 2 of the largest stored disk radius
     (the run's radius is the box's rad_re + rad_im, at most sqrt(2) times the disk's, or,
-    on the disk routes, the half-width of the box the file's disk encloses, at least
-    1/sqrt(2) of it), up to float rounding."""
+    on the multiple-double routes, the radius of the disk around the box that holds the
+    file's disk, at least that disk's radius and at most about sqrt(2) times it), up to
+    float rounding."""
     stored = stored_float(kf.certificate["max_radius"], "max_radius")
-    worst = max(kf.rad) if kf.rad else Fraction(0)
+    worst = kf.max_radius()
     if kf.mode == "exact":
         want = Fraction(0)
         ok = stored == 0

@@ -71,67 +71,42 @@ import json
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from functools import cached_property
+from typing import Any, Iterator
 
 import numpy as np
-from flint import acb, ctx
+from flint import acb
 
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.dplr import DPLR
-from ...algorithms.s4.midrad import ARITHMETIC as FLOAT64_ARITHMETIC
-from ...arith.ball import float_upper
 from .atomic import atomic_write
-from .numbers import (arb_parts, arb_point, decode_number, dyadic_bits, encode_number, exact_arb, json_int,
-                      json_value, parse_rational, rational_string, read_json)
+from .kernel_disks import SOURCES, KernelDisks, disks_of
+from .kernel_npz import NPZ_FORMAT, is_npz, npz_kernel_bytes, read_npz_kernel
+from .numbers import (decode_number, dyadic_bits, encode_number, exact_arb, json_int, json_value, parse_rational,
+                      rational_string, read_json)
 
 FORMAT = "s4cert.kernel/1"
 MODES = ("ball", "a-priori", "exact")
 _TOP_KEYS = ("problem", "status", "kernel", "certificate", "counts", "sha256")
 _MODEL_KEYS = ("Lambda", "P", "Q", "B", "C")
 
-#: what the kernel disks are, by mode (the ``kernel.source`` field)
-SOURCES = {"ball": "ball enclosure", "exact": "exact values", "a-priori": "rounded circuit outputs",
-           "a-priori enclosure": "enclosure of the rounded circuit outputs"}
+#: the file name ending that selects the binary format (``kernel_npz``) on writing
+NPZ_SUFFIX = ".npz"
 
 
 # -- the document -------------------------------------------------------------------------
 
-def _disk_radius(b: acb) -> Fraction:
-    """An exact upper bound of sqrt(rad_re^2 + rad_im^2): the disk around the midpoint
-    of the box b that contains b."""
-    rr, ri = arb_point(b.real.rad()), arb_point(b.imag.rad())
-    if rr == 0 or ri == 0:
-        return rr + ri
-    with ctx.workprec(64):
-        return arb_point((exact_arb(rr) ** 2 + exact_arb(ri) ** 2).sqrt().upper())
-
-
 def kernel_entries(ck: Any) -> tuple[list[Fraction], list[Fraction], list[Fraction], str]:
-    """(re, im, rad, source) of the kernel disks of a CertifiedKernel, exactly."""
-    mode = ck.problem.get("mode", ck.certificate.get("mode"))
-    if mode == "exact" or (mode == "a-priori" and ck.exact is not None):
-        if ck.exact is None or len(ck.exact) != ck.L:
-            raise ValueError("the certified kernel lacks its exact values")
-        rad = Fraction(0) if mode == "exact" else parse_rational(ck.problem["eps"], "eps")
-        return ([Fraction(re) for re, _ in ck.exact], [Fraction(im) for _, im in ck.exact], [rad] * ck.L,
-                SOURCES[mode])
-    if ck.certificate.get("arithmetic") == FLOAT64_ARITHMETIC and mode == "ball":
-        # the disks are the float64 midpoints and radii themselves (exact binary numbers)
-        return ([Fraction(float(x.real)) for x in ck.mid], [Fraction(float(x.imag)) for x in ck.mid],
-                [Fraction(float(r)) for r in ck.rad], SOURCES["ball"])
-    if ck.balls is None or len(ck.balls) != ck.L:
-        raise ValueError("the certified kernel lacks its enclosures (ck.balls)")
-    re, im, rad = [], [], []
-    for j, b in enumerate(ck.balls):
-        (mr, _), (mi, _) = arb_parts(b.real, f"K[{j}]"), arb_parts(b.imag, f"K[{j}]")
-        re.append(mr)
-        im.append(mi)
-        rad.append(_disk_radius(b))
-    return re, im, rad, SOURCES["ball" if mode == "ball" else "a-priori enclosure"]
+    """(re, im, rad, source) of the kernel disks of a CertifiedKernel, exactly (a
+    Fraction per entry: for small kernels; the files are written from ``disks_of``)."""
+    disks = disks_of(ck)
+    re, im, rad = disks.exact_lists()
+    return re, im, rad, disks.source
 
 
-def kernel_document(ck: Any, model: DPLR, step: Any, c_tilde: Any = None) -> dict:
-    """The kernel file's JSON object (with its digest) for a CertifiedKernel."""
+def kernel_record(ck: Any, model: DPLR, step: Any, c_tilde: Any = None) -> dict:
+    """The keys both formats share (problem, status, certificate, counts) for a
+    CertifiedKernel, its model checked against the kernel."""
     if not isinstance(model, DPLR):
         raise ValueError("model must be an algorithms.dplr.DPLR")
     p = ck.problem
@@ -149,7 +124,6 @@ def kernel_document(ck: Any, model: DPLR, step: Any, c_tilde: Any = None) -> dic
     mode = p.get("mode", ck.certificate.get("mode"))
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    re, im, rad, source = kernel_entries(ck)
     enc = encode_number
     problem = {
         "N": model.N, "r": model.r, "L": ck.L, "M": next_power_of_two(ck.L), "mode": mode,
@@ -164,13 +138,23 @@ def kernel_document(ck: Any, model: DPLR, step: Any, c_tilde: Any = None) -> dic
         },
         "c_tilde": None if c_tilde is None else [enc(x, f"c_tilde[{i}]") for i, x in enumerate(c_tilde)],
     }
-    doc = {
-        "format": FORMAT, "problem": problem, "status": ck.status,
-        "kernel": {"source": source, "re": [rational_string(x) for x in re],
-                   "im": [rational_string(x) for x in im], "rad": [rational_string(x) for x in rad]},
-        "certificate": json_value(ck.certificate, "certificate"),
-        "counts": json_value(ck.counts, "counts"),
-    }
+    return {"problem": problem, "status": ck.status, "certificate": json_value(ck.certificate, "certificate"),
+            "counts": json_value(ck.counts, "counts")}
+
+
+def kernel_document(ck: Any, model: DPLR, step: Any, c_tilde: Any = None, *,
+                    disks: KernelDisks | None = None) -> dict:
+    """The kernel file's JSON object (with its digest) for a CertifiedKernel (``disks``:
+    its ``disks_of``, when already at hand)."""
+    record = kernel_record(ck, model, step, c_tilde)
+    return _json_document(record, disks if disks is not None else disks_of(ck))
+
+
+def _json_document(record: dict, disks: KernelDisks) -> dict:
+    re, im, rad = disks.strings()
+    doc = {"format": FORMAT, "problem": record["problem"], "status": record["status"],
+           "kernel": {"source": disks.source, "re": re, "im": im, "rad": rad},
+           "certificate": record["certificate"], "counts": record["counts"]}
     doc["sha256"] = file_digest(doc)
     return doc
 
@@ -214,29 +198,44 @@ def inputs_digest(model: DPLR, step: Any, c_tilde: Any = None) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
 
 
+def binary_name(path: Any) -> bool:
+    """Whether a kernel file written to ``path`` is binary: its name ends in ``.npz``
+    (any case); every other name gets the JSON format."""
+    return os.fspath(path).lower().endswith(NPZ_SUFFIX)
+
+
 def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = None,
-                npz: str | None = None) -> dict:
+                npz: str | None = None, disks: KernelDisks | None = None) -> dict:
     """Write the kernel file (and, with ``npz``, the ``mid``/``rad`` arrays) atomically;
-    returns the JSON object written.  ``c_tilde`` is required when the kernel was
-    certified from a supplied C~.
+    returns the JSON object written (the binary file's header when ``path`` ends in
+    ``.npz``: see ``kernel_npz``).  ``c_tilde`` is required when the kernel was
+    certified from a supplied C~; ``disks`` is the kernel's ``disks_of``, when already
+    at hand.
 
     >>> import os, tempfile
     >>> from s4cert.certs.kernel import certify_kernel
     >>> m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
     >>> ck = certify_kernel(m, 0.5, 4, 1e-12)
-    >>> path = os.path.join(tempfile.mkdtemp(), "k.json")
-    >>> save_kernel(path, ck, m, 0.5)["format"]
+    >>> folder = tempfile.mkdtemp()
+    >>> save_kernel(os.path.join(folder, "k.json"), ck, m, 0.5)["format"]
     's4cert.kernel/1'
-    >>> load_kernel(path).digest_ok
-    True
+    >>> save_kernel(os.path.join(folder, "k.npz"), ck, m, 0.5)["format"]
+    's4cert.kernel.npz/1'
+    >>> load_kernel(os.path.join(folder, "k.json")).digest_ok, load_kernel(os.path.join(folder, "k.npz")).digest_ok
+    (True, True)
     """
     certified_for = getattr(ck, "inputs", None)
     if certified_for is not None and inputs_digest(*certified_for) != inputs_digest(model, step, c_tilde):
         raise ValueError("the certified kernel was computed for another model, step or c_tilde "
                          "(its inputs' digest differs): save it with the ones it was certified for")
-    doc = kernel_document(ck, model, step, c_tilde)
-    text = dumps_document(doc)
-    items = [(os.fspath(path), text.encode("ascii"))]
+    record = kernel_record(ck, model, step, c_tilde)
+    disks = disks if disks is not None else disks_of(ck)
+    if binary_name(path):
+        data, doc = npz_kernel_bytes(record, disks)
+    else:
+        doc = _json_document(record, disks)
+        data = dumps_document(doc).encode("ascii")
+    items = [(os.fspath(path), data)]
     if npz is not None:
         items.insert(0, (os.fspath(npz), _npz_bytes(ck.mid, ck.rad)))
     atomic_write(items)
@@ -253,12 +252,14 @@ def save_npz(path: str, ck: Any) -> None:
 
 @dataclass
 class KernelFile:
-    """A parsed kernel file.  ``mid[j]`` (exact (re, im)) and ``rad[j]`` (exact) give the
-    disk that holds K_j; ``balls[j]`` is an acb at ``prec`` bits containing that disk;
-    ``strings`` keeps the kernel's strings as stored and ``source`` says what the disks
-    are.  ``model`` holds the problem's numbers exactly ((re, im) Fractions, or acb balls);
-    ``step`` is a Fraction (or a ball).  ``digest_ok`` tells whether the stored digest
-    matches the content."""
+    """A parsed kernel file (either format).  ``disks`` holds the kernel's disks as the
+    file states them (``kernel_disks``); ``mid[j]`` (exact (re, im)) and ``rad[j]``
+    (exact) give the exact disk that holds K_j, ``balls[j]`` an acb at ``prec`` bits
+    containing it, ``strings`` the exact disks' strings (as stored, in a JSON file),
+    made when first asked for; ``source`` says what the disks are.  ``model`` holds the
+    problem's numbers exactly ((re, im) Fractions, or acb balls); ``step`` is a Fraction
+    (or a ball).  ``digest_ok`` tells whether the stored digest matches the content;
+    ``file_format`` is the format tag."""
 
     path: str
     model: DPLR
@@ -268,11 +269,7 @@ class KernelFile:
     mode: str
     c_tilde: list | None
     status: str
-    mid: list[tuple[Fraction, Fraction]]
-    rad: list[Fraction]
-    strings: dict
-    balls: list
-    prec: int
+    disks: KernelDisks
     certificate: dict
     counts: dict
     digest: str
@@ -280,21 +277,63 @@ class KernelFile:
     source: str = SOURCES["ball"]
     problem: dict = field(default_factory=dict)
     exact_inputs: bool = False
+    file_format: str = FORMAT
+    stored_strings: dict | None = field(default=None, repr=False)
 
     @property
     def N(self) -> int:
         return self.model.N
 
+    @cached_property
+    def _exact(self) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
+        return self.disks.exact_lists()
+
+    @cached_property
+    def mid(self) -> list[tuple[Fraction, Fraction]]:
+        re, im, _ = self._exact
+        return list(zip(re, im))
+
+    @cached_property
+    def rad(self) -> list[Fraction]:
+        return self._exact[2]
+
+    @cached_property
+    def strings(self) -> dict:
+        if self.stored_strings is not None:
+            return self.stored_strings
+        re, im, rad = self.disks.strings()
+        return {"re": re, "im": im, "rad": rad}
+
+    @cached_property
+    def prec(self) -> int:
+        """Bits of the kernel balls: every exact midpoint exactly (at least 64), plus 64."""
+        return _kernel_prec(self.mid)
+
+    @cached_property
+    def balls(self) -> list:
+        p = self.prec
+        return [acb(exact_arb(a, r, p), exact_arb(b, r, p)) for (a, b), r in zip(self.mid, self.rad)]
+
+    def max_radius(self) -> Fraction:
+        """The largest radius of the exact disks, exactly (from the arrays where they are)."""
+        return self.disks.max_radius()
+
+    def stated_disks(self) -> Iterator[tuple[int, tuple[Fraction, Fraction], Fraction]]:
+        """(j, centre, radius) of every disk the file states: the exact disks, and in a
+        binary file also the float64 disks of the entries whose exact disk is tighter."""
+        for j, (m, r) in enumerate(zip(self.mid, self.rad)):
+            yield j, m, r
+        if self.file_format == NPZ_FORMAT:
+            d = self.disks
+            for j in np.flatnonzero(~d.plain()).tolist():
+                c = d.mid[j]
+                yield j, (Fraction(float(c.real)), Fraction(float(c.imag))), Fraction(float(d.rad[j]))
+
     def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
-        """float64 ``mid`` and ``rad`` with |K_j - mid_j| <= rad_j (rad rounded outward)."""
-        mid = np.array([complex(float(a), float(b)) for a, b in self.mid], dtype=np.complex128)
-        rad = np.empty(self.L)
-        with ctx.workprec(self.prec + 64):
-            for j, ((a, b), r, m) in enumerate(zip(self.mid, self.rad, mid)):
-                d = acb(exact_arb(a - Fraction(m.real), prec=self.prec + 64),
-                        exact_arb(b - Fraction(m.imag), prec=self.prec + 64))
-                rad[j] = float_upper((abs(d) + exact_arb(r)).upper())
-        return mid, rad
+        """float64 ``mid`` and ``rad`` with |K_j - mid_j| <= rad_j: a binary file's
+        float64 disks, or a JSON file's exact disks rounded (rad rounded outward)."""
+        mid, rad = self.disks.float64()
+        return np.array(mid, dtype=np.complex128), np.array(rad, dtype=np.float64)
 
 
 def _need(d: dict, key: str, where: str) -> Any:
@@ -336,16 +375,8 @@ def _kernel_prec(mid: list) -> int:
     return max([64] + [dyadic_bits(x) for pair in mid for x in pair]) + 64
 
 
-def load_kernel(path: Any) -> KernelFile:
-    """Read a kernel file; ValueError naming the problem for a missing file, bad JSON, a
-    wrong format tag, a missing key or a bad number string.  An altered file still loads:
-    ``digest_ok`` is then False."""
-    doc = read_json(path)
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: not a kernel file (the top level is not an object)")
-    fmt = doc.get("format")
-    if fmt != FORMAT:
-        raise ValueError(f"{path}: wrong format tag {fmt!r} (expected {FORMAT!r})")
+def _decode_record(doc: dict) -> dict:
+    """The problem and the shared keys of a kernel file's object (either format), checked."""
     for key in _TOP_KEYS:
         _need(doc, key, "the kernel file")
     pr = doc["problem"]
@@ -363,10 +394,31 @@ def load_kernel(path: Any) -> KernelFile:
         if not isinstance(ct, list) or len(ct) != N:
             raise ValueError(f"problem.c_tilde: expected null or {N} numbers")
         ct = [decode_number(x, f"c_tilde[{i}]") for i, x in enumerate(ct)]
-    kern = doc["kernel"]
-    source = _need(kern, "source", "kernel")
+    source = _need(doc["kernel"], "source", "kernel")
     if source not in SOURCES.values():
         raise ValueError(f"kernel.source: unknown {source!r}")
+    cert, counts = doc["certificate"], doc["counts"]
+    if not isinstance(cert, dict) or not isinstance(counts, dict):
+        raise ValueError("certificate and counts must be objects")
+    return {"L": L, "mode": mode, "eps": eps, "model": model, "step": step, "c_tilde": ct, "problem": pr,
+            "source": source}
+
+
+def load_kernel(path: Any) -> KernelFile:
+    """Read a kernel file of either format (told apart by content: a zip archive is the
+    binary one); ValueError naming the problem for a missing file, bad JSON, a wrong
+    format tag, a missing key, a bad number string or a malformed archive.  An altered
+    file still loads: ``digest_ok`` is then False."""
+    if is_npz(path):
+        return _load_npz(path)
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a kernel file (the top level is not an object)")
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        raise ValueError(f"{path}: wrong format tag {fmt!r} (expected {FORMAT!r})")
+    rec = _decode_record(doc)
+    L, kern = rec["L"], doc["kernel"]
     lists = {}
     for key in ("re", "im", "rad"):
         v = _need(kern, key, "kernel")
@@ -375,16 +427,28 @@ def load_kernel(path: Any) -> KernelFile:
         lists[key] = [parse_rational(s, f"kernel.{key}[{j}]") for j, s in enumerate(v)]
     if any(x < 0 for x in lists["rad"]):
         raise ValueError("kernel.rad: a radius is negative")
-    mid = list(zip(lists["re"], lists["im"]))
-    prec = _kernel_prec(mid)
-    balls = [acb(exact_arb(a, rr, prec), exact_arb(b, rr, prec)) for (a, b), rr in zip(mid, lists["rad"])]
-    cert, counts = doc["certificate"], doc["counts"]
-    if not isinstance(cert, dict) or not isinstance(counts, dict):
-        raise ValueError("certificate and counts must be objects")
+    disks = KernelDisks(L, rec["source"], text_index=np.arange(L, dtype=np.int64), text_re=lists["re"],
+                        text_im=lists["im"], text_rad=lists["rad"])
     try:
         ok = isinstance(doc["sha256"], str) and file_digest(doc) == doc["sha256"]
     except ValueError:
         ok = False
-    return KernelFile(os.fspath(path), model, step, L, eps, mode, ct, doc["status"], mid, lists["rad"],
-                      {k: list(kern[k]) for k in ("re", "im", "rad")}, balls, prec, cert, counts,
-                      str(doc["sha256"]), ok, source, pr, bool(pr.get("exact_inputs", False)))
+    return _kernel_file(path, doc, rec, disks, ok, FORMAT, {k: list(kern[k]) for k in ("re", "im", "rad")})
+
+
+def _load_npz(path: Any) -> KernelFile:
+    header, disks, ok = read_npz_kernel(path)
+    rec = _decode_record(header)
+    if rec["L"] != disks.L:
+        raise ValueError(f"{path}: problem.L = {rec['L']} but the kernel has {disks.L} entries")
+    if disks.source != rec["source"]:
+        raise ValueError(f"{path}: kernel.source {disks.source!r} differs")
+    return _kernel_file(path, header, rec, disks, ok, NPZ_FORMAT, None)
+
+
+def _kernel_file(path: Any, doc: dict, rec: dict, disks: KernelDisks, ok: bool, fmt: str,
+                 strings: dict | None) -> KernelFile:
+    pr = rec["problem"]
+    return KernelFile(os.fspath(path), rec["model"], rec["step"], rec["L"], rec["eps"], rec["mode"], rec["c_tilde"],
+                      doc["status"], disks, doc["certificate"], doc["counts"], str(doc["sha256"]), ok, rec["source"],
+                      pr, bool(pr.get("exact_inputs", False)), fmt, strings)

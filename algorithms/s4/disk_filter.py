@@ -55,10 +55,7 @@ def register(disks: type, **fns: Any) -> None:
 
 def _load_providers() -> None:
     for name in _PROVIDERS:
-        try:
-            importlib.import_module(name)
-        except ImportError:   # a provider whose arithmetic is not installed registers nothing
-            pass
+        importlib.import_module(name)
 
 
 def primitive(disks: type, name: str) -> Any:
@@ -100,9 +97,8 @@ def cauchy_generic(Z: Any, poles: Any, weights: list, disks: type | None = None)
     disks = disks or type(Z)
     concat = primitive(disks, "concat")
     M, n = len(Z), len(poles)
-    if n == 0:
-        zero = disks.exact(np.zeros(M))
-        return [zero for _ in weights], math.inf
+    if n == 0:   # one array per set: later stages may write into them (set_point)
+        return [disks.exact(np.zeros(M)) for _ in weights], math.inf
     B = max(1, BLOCK_PAIRS // n)
     jj_full = np.repeat(np.arange(n), min(B, M))      # pole-major: pair (j, k) at j * w + k
     out: list[list] = [[] for _ in weights]

@@ -36,9 +36,13 @@ class VerificationFailed(ArithmeticError):
     """The a-posteriori checks did not hold (a cluster, or an input the route cannot bound)."""
 
 
+#: columns processed at a time (bounds the memory to O(N BLOCK) double-double disks)
+BLOCK = 128
+_FIELDS = ("rh", "rl", "ih", "il", "rad")
+
+
 def _zeros_dd(shape) -> DD:
-    z = np.zeros(shape)
-    return DD(z, z.copy(), z.copy(), z.copy(), z.copy())
+    return DD(*(np.zeros(shape) for _ in _FIELDS))
 
 
 def _points(hi: np.ndarray, lo: np.ndarray) -> DD:
@@ -46,13 +50,17 @@ def _points(hi: np.ndarray, lo: np.ndarray) -> DD:
     return DD(hi.real.copy(), lo.real.copy(), hi.imag.copy(), lo.imag.copy(), np.zeros(hi.shape))
 
 
-def _row(x: DD, n: int) -> DD:
-    return DD(x.rh[n], x.rl[n], x.ih[n], x.il[n], x.rad[n])
+def _take(x: DD, idx) -> DD:
+    return DD(*(getattr(x, f)[idx] for f in _FIELDS))
 
 
-def _set_row(x: DD, n: int, v: DD) -> None:
-    for f in ("rh", "rl", "ih", "il", "rad"):
-        getattr(x, f)[n] = getattr(v, f)
+def _full(x: DD, shape) -> DD:
+    """The disks broadcast to ``shape`` (as arrays of their own)."""
+    return DD(*(np.broadcast_to(getattr(x, f), shape).copy() for f in _FIELDS))
+
+
+def _concat(parts: list[DD], axis: int = 0) -> DD:
+    return DD(*(np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in _FIELDS))
 
 
 def column_sums(x: DD) -> DD:
@@ -60,13 +68,35 @@ def column_sums(x: DD) -> DD:
     while x.rh.shape[0] > 1:
         n = x.rh.shape[0]
         half = n // 2
-        top = DD(*(getattr(x, f)[:half] for f in ("rh", "rl", "ih", "il", "rad")))
-        bot = DD(*(getattr(x, f)[half:2 * half] for f in ("rh", "rl", "ih", "il", "rad")))
-        s = top.add(bot)
-        if n % 2:
-            s = DD(*(np.concatenate([getattr(s, f), getattr(x, f)[n - 1:]]) for f in ("rh", "rl", "ih", "il", "rad")))
-        x = s
-    return DD(x.rh[0], x.rl[0], x.ih[0], x.il[0], x.rad[0])
+        s = _take(x, slice(0, half)).add(_take(x, slice(half, 2 * half)))
+        x = _concat([s, _take(x, slice(n - 1, n))]) if n % 2 else s
+    return _take(x, 0)
+
+
+def exclusive_prefix(Z: DD) -> DD:
+    """Disks containing ``E_j = sum_{j' < j} Z_j'`` for j = 0..n (n + 1 rows; E_n the total):
+    in groups of about sqrt(n) rows, the running sums inside the groups (all groups at
+    once), the running sums of the group totals, then each group's offset added."""
+    n, rest = Z.rh.shape[0], Z.rh.shape[1:]
+    b = max(1, int(np.ceil(np.sqrt(n))))
+    g = -(-n // b)
+    pad = _concat([Z, _zeros_dd((g * b - n,) + rest)]) if g * b > n else Z
+    Zg = DD(*(getattr(pad, f).reshape((g, b) + rest) for f in _FIELDS))
+    inner = _zeros_dd((g, b) + rest)
+    acc = _zeros_dd((g,) + rest)
+    for j in range(b):
+        for f in _FIELDS:
+            getattr(inner, f)[:, j] = getattr(acc, f)
+        acc = acc.add(_take(Zg, (slice(None), j)))
+    offsets = _zeros_dd((g,) + rest)
+    run = _zeros_dd(rest)
+    for i in range(g):
+        for f in _FIELDS:
+            getattr(offsets, f)[i] = getattr(run, f)
+        run = run.add(_take(acc, i))
+    E = inner.add(_full(DD(*(getattr(offsets, f)[:, None] for f in _FIELDS)), (g, b) + rest))
+    E = DD(*(getattr(E, f).reshape((g * b,) + rest)[:n] for f in _FIELDS))
+    return _concat([E, DD(*(getattr(run, f)[None] for f in _FIELDS))])
 
 
 @dataclass
@@ -96,25 +126,33 @@ class StructuredSkew:
         return self.kappa_float * sign * np.outer(self.d_float, self.d_float)
 
     def apply(self, X: DD) -> DD:
-        """Disks containing K X for every point of X (N x m), by exclusive prefix and
-        suffix sums of ``Y = D X`` over the rows of M's class."""
+        """Disks containing K X for every point of X (N x m).  With ``Y = D X`` and E the
+        exclusive prefix sums of Y over the rows of the class that row n meets,
+        ``sum_{k > n} - sum_{k < n} = E_total - 2 E_n - [Y_n if n is in that class]``."""
         N = self.N
-        Y = X.mul(self.d.reshape(N, 1))
-        shape = X.rh.shape
-        before, after = _zeros_dd(shape), _zeros_dd(shape)
-        classes = 2 if self.parity else 1
-        acc = [_zeros_dd(shape[1:]) for _ in range(classes)]
-        for n in range(N):                               # sum_{k < n, class(k) = want(n)} Y_k
-            _set_row(before, n, acc[1 - n % 2] if self.parity else acc[0])
-            c = n % 2 if self.parity else 0
-            acc[c] = acc[c].add(_row(Y, n))
-        acc = [_zeros_dd(shape[1:]) for _ in range(classes)]
-        for n in range(N - 1, -1, -1):                   # sum_{k > n, class(k) = want(n)} Y_k
-            _set_row(after, n, acc[1 - n % 2] if self.parity else acc[0])
-            c = n % 2 if self.parity else 0
-            acc[c] = acc[c].add(_row(Y, n))
-        T = after.sub(before)
-        return T.mul(self.d.reshape(N, 1)).mul(self.kappa.reshape(1, 1))
+        Y = X.mul(_full(self.d.reshape(N, 1), X.rh.shape))
+        if not self.parity:
+            E = exclusive_prefix(Y)
+            total = _full(_take(E, slice(N, N + 1)), Y.rh.shape)
+            head = _take(E, slice(0, N))
+            T = total.sub(head.add(head)).sub(Y)
+        else:
+            Ee, Eo = exclusive_prefix(_take(Y, slice(0, N, 2))), exclusive_prefix(_take(Y, slice(1, N, 2)))
+            n = np.arange(N)
+            even, odd = n[0::2], n[1::2]
+            parts = _zeros_dd(Y.rh.shape)
+            # n = 2a meets the odd rows k = 2j + 1 < n: j < a; n = 2a + 1 meets the even rows k = 2j <= 2a
+            for rows, E, idx in ((even, Eo, even // 2), (odd, Ee, odd // 2 + 1)):
+                if len(rows) == 0:
+                    continue
+                m = E.rh.shape[0] - 1
+                head = _take(E, idx)
+                total = _full(_take(E, slice(m, m + 1)), head.rh.shape)
+                block = total.sub(head.add(head))
+                for f in _FIELDS:
+                    getattr(parts, f)[rows] = getattr(block, f)
+            T = parts
+        return T.mul(_full(self.d.reshape(N, 1), T.rh.shape)).mul(_full(self.kappa.reshape(1, 1), T.rh.shape))
 
 
 @dataclass
@@ -151,12 +189,22 @@ def dense_skew_of_balls(K: list[list], prec: int) -> DenseSkew:
 
 # -- the route -------------------------------------------------------------------------
 
+def _blocks(N: int):
+    return [slice(j, min(j + BLOCK, N)) for j in range(0, N, BLOCK)]
+
+
 def _residual(op, X: DD, omega_hi: np.ndarray, omega_lo: np.ndarray) -> DD:
     """Disks containing ``K X - X diag(i omega)`` (the residual of A = -iK, times i)."""
-    N = X.rh.shape[0]
-    z = np.zeros((1, N))
-    i_omega = DD(z, z.copy(), omega_hi.reshape(1, N).copy(), omega_lo.reshape(1, N).copy(), z.copy())
+    shape = X.rh.shape
+    z = np.zeros(shape)
+    i_omega = DD(z, z.copy(), np.broadcast_to(omega_hi, shape).copy(), np.broadcast_to(omega_lo, shape).copy(),
+                 z.copy())
     return op.apply(X).sub(X.mul(i_omega))
+
+
+def _column_norms2(X: DD) -> DD:
+    """Disks containing ||x_i||^2 for the columns of X."""
+    return column_sums(X.mul(X.conj()))
 
 
 def _refine(op, omega: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -165,24 +213,33 @@ def _refine(op, omega: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarra
     C = X* F, omega' = omega + Re C_ii, X' = X + X E with E_ji = -C_ji / (omega_j - omega_i),
     then each column scaled to unit norm in double-double.  Returns (omega' hi, lo, X' hi, lo)."""
     N = X.shape[0]
-    R = _residual(op, _points(X, np.zeros_like(X)), omega, np.zeros(N))
-    F = -1j * ((R.rh + R.rl) + 1j * (R.ih + R.il))      # A X - X Omega, rounded to float64
+    F = np.empty_like(X)
+    for b in _blocks(N):
+        R = _residual(op, _points(X[:, b], np.zeros_like(X[:, b])), omega[b], np.zeros(len(omega[b])))
+        F[:, b] = -1j * ((R.rh + R.rl) + 1j * (R.ih + R.il))      # A X - X Omega, rounded to float64
     C = X.conj().T @ F
     diff = omega[:, None] - omega[None, :]               # omega_j - omega_i at [j, i]
     scale = max(1.0, float(np.max(np.abs(omega))))
     safe = np.abs(diff) > 2.0 ** -40 * scale
     E = np.where(safe, -C / np.where(safe, diff, 1.0), 0.0)
     om_hi, om_lo = two_sum(omega, np.real(np.diag(C)).copy())
+    del F, C, diff, safe
     XE = X @ E
     rh, rl = two_sum(X.real, XE.real)
     ih, il = two_sum(X.imag, XE.imag)
-    Xd = DD(rh, rl, ih, il, np.zeros(X.shape))
-    n2 = column_sums(Xd.mul(Xd.conj()))
-    t = (n2.rh - 1.0) + n2.rl                            # |x|^2 - 1, about u
-    f_hi, f_lo = two_sum(np.ones(N), -0.5 * t + 0.375 * t * t)   # 1/sqrt(1 + t) to about t^3
-    f = DD(f_hi.reshape(1, N), f_lo.reshape(1, N), np.zeros((1, N)), np.zeros((1, N)), np.zeros((1, N)))
-    Y = Xd.mul(f)
-    return om_hi, om_lo, Y.rh + 1j * Y.ih, Y.rl + 1j * Y.il
+    del XE
+    X_hi, X_lo = rh + 1j * ih, rl + 1j * il
+    for b in _blocks(N):
+        Xd = _points(X_hi[:, b], X_lo[:, b])
+        n2 = _column_norms2(Xd)
+        t = (n2.rh - 1.0) + n2.rl                        # |x|^2 - 1, about u
+        f_hi, f_lo = two_sum(np.ones(len(t)), -0.5 * t + 0.375 * t * t)   # 1/sqrt(1 + t) to about t^3
+        shape = Xd.rh.shape
+        z = np.zeros(shape)
+        f = DD(np.broadcast_to(f_hi, shape).copy(), np.broadcast_to(f_lo, shape).copy(), z, z.copy(), z.copy())
+        Y = Xd.mul(f)
+        X_hi[:, b], X_lo[:, b] = Y.rh + 1j * Y.ih, Y.rl + 1j * Y.il
+    return om_hi, om_lo, X_hi, X_lo
 
 
 def _lower(x: np.ndarray) -> np.ndarray:
@@ -201,7 +258,8 @@ class Verified:
     omega_hi: np.ndarray
     omega_lo: np.ndarray
     rho: np.ndarray
-    X: DD
+    X_hi: np.ndarray
+    X_lo: np.ndarray
     beta: np.ndarray
     zero: int | None
 
@@ -210,12 +268,12 @@ def verify(op, om_hi: np.ndarray, om_lo: np.ndarray, X_hi: np.ndarray, X_lo: np.
     """The a-posteriori enclosures of :class:`Verified` for the candidate pairs, or
     VerificationFailed."""
     N = X_hi.shape[0]
-    X = _points(X_hi, X_lo)
-    R = _residual(op, X, om_hi, om_lo)
-    a = R.abs_upper()
-    r = up(np.sqrt(sum_upper(np.sum(a * a, axis=0), N)))      # ||K x_i - i omega_i x_i|| <= r_i
-    n2 = column_sums(X.mul(X.conj()))
-    e = n2.sub(DD.exact(np.ones(N))).abs_upper()               # | ||x_i||^2 - 1 | <= e_i
+    r, e = np.empty(N), np.empty(N)
+    for b in _blocks(N):
+        X = _points(X_hi[:, b], X_lo[:, b])
+        a = _residual(op, X, om_hi[b], om_lo[b]).abs_upper()
+        r[b] = up(np.sqrt(sum_upper(np.sum(a * a, axis=0), N)))          # ||K x_i - i omega_i x_i|| <= r_i
+        e[b] = _column_norms2(X).sub(DD.exact(np.ones(a.shape[1]))).abs_upper()   # | ||x_i||^2 - 1 | <= e_i
     if not (np.all(np.isfinite(r)) and float(np.max(e)) <= 0.25):
         raise VerificationFailed("the residuals or the column norms are not small")
     n_low = _lower(1.0 - e)                                    # ||x_i|| >= sqrt(1 - e) >= 1 - e
@@ -236,7 +294,7 @@ def verify(op, om_hi: np.ndarray, om_lo: np.ndarray, X_hi: np.ndarray, X_lo: np.
     if not np.all(s < 1.0):
         raise VerificationFailed("a sin-theta bound is not below 1 (the gap is too small)")
     beta = up(up(SQRT2_UP * s) + e)
-    return Verified(om_hi, om_lo, rho, X, beta, _exact_zero(om_hi, om_lo, rho))
+    return Verified(om_hi, om_lo, rho, X_hi, X_lo, beta, _exact_zero(om_hi, om_lo, rho))
 
 
 def _exact_zero(om_hi, om_lo, rho) -> int | None:
@@ -279,15 +337,19 @@ def products(v: Verified, vectors: list[list], prec: int) -> list[list[acb]]:
     """For each vector (acb balls, length N): balls containing ``w_i* v`` for i < N, where
     w_i are the unit eigenvectors of :class:`Verified`:
     ``w_i* v = x_i* v + (w_i - x_i)* v`` and ``|(w_i - x_i)* v| <= beta_i ||v||``."""
-    N = v.X.rh.shape[0]
+    N = v.X_hi.shape[0]
+    work = max(prec, 128)
+    disks = [dd_of_balls([acb(x) for x in vec], work) for vec in vectors]
+    sums = [[] for _ in vectors]
+    for b in _blocks(N):
+        Xc = _points(v.X_hi[:, b], v.X_lo[:, b]).conj()
+        for d, acc in zip(disks, sums):
+            acc.append(column_sums(Xc.mul(_full(d.reshape(N, 1), Xc.rh.shape))))
     out = []
-    Xc = v.X.conj()
-    for vec in vectors:
-        d = dd_of_balls([acb(x) for x in vec], max(prec, 128))
-        s = column_sums(Xc.mul(d.reshape(N, 1)))
+    for d, acc in zip(disks, sums):
+        s = _concat(acc)
         rad = up(s.rad + up(v.beta * _norm_upper(d)))
-        out.append(balls_of_disks(dd_midpoints(DD(s.rh, s.rl, s.ih, s.il, s.rad), max(prec, 128)), rad,
-                                  max(prec, 128)))
+        out.append(balls_of_disks(dd_midpoints(s, work), rad, work))
     return out
 
 

@@ -389,7 +389,8 @@ def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None
 
     ``theta``: the LMU window (a number read exactly); default: the file's
     ``hyper_parameters``.  ``length``: the impulse response length (default the module's
-    seq_len, else 1000).  ValueError (one line) for an unreadable file, no LMU module, a
+    seq_len, else 1000).  ``path`` may also be what :func:`read_lmu_checkpoint` returned (its
+    theta and lengths are then used).  ValueError (one line) for an unreadable file, no LMU module, a
     missing or contradicted theta; CertificationError if the intervals cannot be made
     tight within MAX_PREC bits.
 
@@ -398,11 +399,12 @@ def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None
     >>> A, B = (m.astype(np.float32) for m in state_space_matrices(3, 4))
     >>> cell = {"e_x": np.zeros((1, 1)), "e_h": np.zeros((1, 2)), "e_m": np.zeros((1, 3)),
     ...         "W_x": np.zeros((2, 1)), "W_h": np.zeros((2, 2)), "W_m": np.zeros((2, 3))}
-    >>> f = os.path.join(tempfile.mkdtemp(), "lmu.npz")
+    >>> d = tempfile.TemporaryDirectory(); f = os.path.join(d.name, "lmu.npz")
     >>> np.savez(f, **{"cell." + k: v for k, v in cell.items()}, **{"cell.A": A, "cell.B": B})
     >>> m = audit_lmu_checkpoint(f, theta=4, length=10).document()["modules"][0]
     >>> m["class"], m["buffers"]["A"]["learned"], m["impulse_response"]["length"]
     ('LMU', False, 10)
+    >>> d.cleanup()
     """
     plan = path if isinstance(path, LMUCheckpoint) else read_lmu_checkpoint(path, theta, length)
     report = LMUCheckpointReport(plan.path)

@@ -12,7 +12,7 @@ from s4cert.algorithms.s4.solver import bilinear, recurrent
 from s4cert.algorithms.linalg import cdot, matvec
 from s4cert.arith import BallField, ExactField
 from tests.algorithms.dense import dense_bilinear, dense_kernel
-from tests.helpers import all_exact_equal, assert_ball_run_agrees, gaussian, random_dplr
+from tests.helpers import AMPLE_PREC, all_exact_equal, assert_ball_run_agrees, dissipative_dplr, gaussian, random_dplr
 
 E = ExactField(4)
 
@@ -163,6 +163,18 @@ def test_ball_recurrent_contains_exact(prec, mb):
     ref = recurrent(E, m, step, u)
     got = recurrent(BallField(prec), m, step, u)
     assert_ball_run_agrees(got, ref, E)
+
+
+def test_ball_recurrent_decides_at_ample_precision():
+    """At AMPLE_PREC bits the ball recurrence certifies every dissipative model (G
+    invertible) of the family's sizes, with enclosures of the exact outputs: 8 of 8."""
+    u = [Fraction(1), Fraction(-2, 3), Fraction(5, 7)]
+    certified = 0
+    for seed in range(8):
+        step = Fraction(1 + seed % 8, 1 + seed % 4)
+        m = dissipative_dplr(seed, 1 + seed % 4, 1 + seed % 2, step)
+        certified += assert_ball_run_agrees(recurrent(BallField(AMPLE_PREC), m, step, u), recurrent(E, m, step, u), E)
+    assert certified == 8
 
 
 def test_undecided_with_balls():

@@ -14,7 +14,8 @@ from s4cert.algorithms.dft import dft, idft
 from s4cert.algorithms.s4 import correction
 from s4cert.arith import BallField, Counting, ExactField, Float64Field, Truth
 from tests.algorithms.test_generic_fields import FIELDS, REF, agrees
-from tests.helpers import all_enclose, all_exact_equal, assert_ball_run_agrees, encloses, gaussian
+from tests.helpers import (AMPLE_PREC, all_enclose, all_exact_equal, assert_ball_run_agrees, encloses, gaussian,
+                           seeded_gaussian)
 
 E = ExactField(16)
 VALUES = [1, (0.5, -2), -3, (0, 0.25), 7, (1.5, 1.5), -0.125, (2, 0)]
@@ -245,6 +246,27 @@ def test_transfer_all_in_balls_encloses(prec, data):
     B = BallField(prec)
     bb = {key: [B.from_number(E.to_fractions(v)) for v in vs] for key, vs in blocks.items()}
     assert_ball_run_agrees(correction.transfer_all(B, bb, M, r, B.one()), ref, E)
+
+
+def test_transfer_all_in_balls_decides_at_ample_precision():
+    """At AMPLE_PREC bits the ball transfer certifies every exactly regular case of a fixed
+    list of random blocks (ranks 1 and 2, M = 8), with enclosures: as many as the exact run
+    certifies, and at least one."""
+    import random
+    certified, regular = 0, 0
+    for seed in range(8):
+        rng, r, M = random.Random(seed), 1 + seed % 2, 8
+        vals = [seeded_gaussian(rng, 4, 3) for _ in range(80)]
+        it = iter(range(10 ** 6))
+        blocks = _blocks(E, r, M, lambda key, k: vals[next(it) % len(vals)])
+        ref = correction.transfer_all(E, blocks, M, r, E.one())
+        B = BallField(AMPLE_PREC)
+        bb = {key: [B.from_number(E.to_fractions(v)) for v in vs] for key, vs in blocks.items()}
+        got = correction.transfer_all(B, bb, M, r, B.one())
+        assert_ball_run_agrees(got, ref, E)
+        certified += got.ok
+        regular += ref.ok
+    assert certified == regular >= 1
 
 
 def test_transfer_all_in_float64_and_counted():

@@ -142,7 +142,8 @@ def test_many_sets_statuses_and_balls():
         B = BallField(prec)
         got = cauchy_on_roots_many(B, [B.from_number(E.to_fractions(p)) for p in poles],
                                    [[B.from_number(E.to_fractions(w)) for w in ws] for ws in sets], 8)
-        assert got.status in ("ok", "undecided")
+        # every pole at least 1/4 from every root: decided from 60 bits on (20 bits may not be)
+        assert got.status in ("ok", "undecided") and (got.ok or prec == 20)
         if got.ok:
             for g, r in zip(got.value, plain.value):
                 assert all_enclose(g, E, r)

@@ -11,8 +11,10 @@ numpy 1.26) with a few runs each (wall time, peak resident memory):
   114 MB; N = 400: 18 s, 297 MB.  N = 16, L = 16384: 0.9 s, 65 MB.  So about
   18 s (N/400)^2.3 and 1.5 kB per N^2 above 70 MB; the length adds little.  The cost is
   taken as linear in the precision eps asks for beyond 64 bits (not measured).
-* ``--hippo legs`` model construction: N = 50: 0.5 s; 100: 1.8 s; 200: 13.9 s, so
-  14 s (N/200)^3.
+* ``--hippo legs`` model construction: by the ball route (``dplr`` above
+  ``VERIFIED_MAX_PREC`` bits) N = 50: 0.5 s; 100: 1.8 s; 200: 13.9 s, so 14 s (N/200)^3; by
+  the verified route (the precisions eps down to about 2^-48 ask for) N = 128: 0.5 s;
+  256: 0.4 s; 1024: 4 s and 340 MB peak, so 0.3 s + 5 s (N/1024)^3 and 250 bytes N^2.
 * ``--mode exact``, the powers route (the default): N = 8, L = 64: 0.3 s; L = 512: 17 s;
   L = 1024: 31-42 s and 226 MB; N = 16, L = 64: 1 s; L = 256: 6.4-9.8 s and 76 MB; so
   0.3 s ((N/8)(L/64))^1.8 and 30 kB N L.  The filter route (``--exact-route filter``,
@@ -105,8 +107,20 @@ def kernel_estimate(N: int, L: int, eps: Fraction, mode: str, hippo: bool = Fals
         s = (1.0 + 18 * (N / 400) ** 2.3 + 0.9 * L / 16384) * max(1.0, eps_bits(eps) / 64)
         b = _BASE_BYTES + 1.5e3 * N * N + 300 * L
     if hippo:
-        s += 14 * (N / 200) ** 3
+        s_model, b_model = hippo_setup_estimate(N, eps)
+        s, b = s + s_model, max(b, _BASE_BYTES + b_model)
     return Estimate(f"{mode} mode, N = {N}, L = {L}", s, b)
+
+
+def hippo_setup_estimate(N: int, eps: Fraction) -> tuple[float, float]:
+    """(seconds, bytes) of the ``--hippo`` model at the precision the command asks for eps
+    (``max(128, 2 (64 + eps_bits))``): the verified route up to ``VERIFIED_MAX_PREC`` bits,
+    the ball route above."""
+    from ..algorithms.models.hippo_dplr import VERIFIED_MAX_PREC
+
+    if max(128, 2 * (64 + eps_bits(eps))) <= VERIFIED_MAX_PREC:
+        return 0.3 + 5 * (N / 1024) ** 3, 250.0 * N * N
+    return 14 * (N / 200) ** 3, 0.0
 
 
 def count_estimate(Ns: list[int], Ls: list[int]) -> Estimate:

@@ -36,8 +36,8 @@ from .dplr import DPLR
 from .midrad import bit_reverse, disk_setup, transfer_disks
 from .midrad_bounds import constant_bounds
 
-#: (root, pole) pairs per block of the generic Cauchy sums: the block's disks stay small
-BLOCK_PAIRS = 1 << 14
+#: (root, pole) pairs per block of the generic Cauchy sums: the block's disks stay a few MB
+BLOCK_PAIRS = 1 << 16
 #: the primitives' names; "cauchy" and "idft" have generic fallbacks
 NAMES = ("arithmetic", "of_balls", "roots", "concat", "cauchy", "idft")
 #: modules that register the primitives of a disk class when imported
@@ -99,19 +99,23 @@ def cauchy_generic(Z: Any, poles: Any, weights: list, disks: type | None = None)
     M, n = len(Z), len(poles)
     if n == 0:   # one array per set: later stages may write into them (set_point)
         return [disks.exact(np.zeros(M)) for _ in weights], math.inf
-    B = max(1, BLOCK_PAIRS // n)
-    jj_full = np.repeat(np.arange(n), min(B, M))      # pole-major: pair (j, k) at j * w + k
+    B = min(M, max(1, BLOCK_PAIRS // n))
+    jj_full = np.repeat(np.arange(n), B)               # pole-major: pair (j, k) at j * w + k
+    full = (poles[jj_full], [a[jj_full] for a in weights])   # the same for every block of B roots
     out: list[list] = [[] for _ in weights]
     sep = math.inf
     for s in range(0, M, B):
         w = min(M, s + B) - s
-        jj = jj_full[:n * w] if w == min(B, M) else np.repeat(np.arange(n), w)
-        kk = np.tile(np.arange(s, s + w), n)
-        d = Z[kk].sub(poles[jj])
+        if w == B:
+            mu, ws = full
+        else:
+            jj = np.repeat(np.arange(n), w)
+            mu, ws = poles[jj], [a[jj] for a in weights]
+        d = Z[np.tile(np.arange(s, s + w), n)].sub(mu)
         sep = min(sep, float(np.min(d.abs_lower())))
         q = d.inv()
-        for c, a in enumerate(weights):
-            out[c].append(_tree_sum(q.mul(a[jj]), n, w, concat))
+        for c, a in enumerate(ws):
+            out[c].append(_tree_sum(q.mul(a), n, w, concat))
     return [concat(parts) if len(parts) > 1 else parts[0] for parts in out], max(sep, 0.0)
 
 

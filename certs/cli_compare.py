@@ -1,4 +1,4 @@
-"""``s4cert compare FILE.json OTHER.npy|.npz [--key K] [--no-tighten] [--json]``: certified
+"""``s4cert compare FILE.json|FILE.npz OTHER.npy|.npz [--key K] [--no-tighten] [--json]``: certified
 errors of another implementation's kernel against a kernel file, absolute and relative to
 max|K| (``compare.compare_with``).  When the other kernel's error is within 100x of the
 file's radius, the kernel is certified again on the next tighter route and a line on
@@ -21,7 +21,7 @@ def add_parser(sub, json_flag) -> None:
                                    "certified again from the file's inputs on the next tighter route "
                                    "(float64, double-double, balls) with eps about the error / 1000; "
                                    "the file is not changed.")
-    c.add_argument("file", metavar="FILE.json", help="the certified kernel file")
+    c.add_argument("file", metavar="FILE.json|FILE.npz", help="the certified kernel file (either format)")
     c.add_argument("other", metavar="OTHER.npy|.npz", help="the other kernel: one vector of length L")
     c.add_argument("--key", help="array name inside an .npz holding several arrays")
     c.add_argument("--no-tighten", action="store_true",

@@ -24,6 +24,7 @@ from ..arith.ball import float_lower, float_upper
 from . import limits
 from .audit.checks import pt_max, pt_min
 from .errors import CertificationError
+from .io.disk_bounds import disk_bounds
 from .io.kernel_file import KernelFile, load_kernel
 from .io.numbers import dyadic_bits, exact_arb
 from .kernel import CertifiedKernel, certify_kernel
@@ -134,15 +135,16 @@ class _Bounds:
                        other.error, other.worst, other.scale, other.max_radius)
 
 
-def _bounds(mid: list[tuple[Fraction, Fraction]], rad: list[Fraction], o: np.ndarray) -> _Bounds:
-    """For every j, |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j] and
-    |K_j| in [|mid_j| - rad_j, |mid_j| + rad_j], computed in ball arithmetic from the exact
-    midpoints and radii; the maxima of the ends bound the maxima."""
-    prec = max([64] + [dyadic_bits(x) for pair in mid for x in pair]) + 128
+def _exact_bounds(entries: list, o: np.ndarray) -> tuple[list[arb], dict[int, float], float]:
+    """For disks (j, (a, b), r) with exact centres and radii: |o_j - K_j| lies in
+    [|o_j - m_j| - r_j, |o_j - m_j| + r_j] and |K_j| in [|m_j| - r_j, |m_j| + r_j], computed
+    in ball arithmetic; ([e_lo, e_hi, k_lo, k_hi] as exact points, the estimates
+    |o_j - m_j| by j, the largest estimate of |m_j|)."""
+    prec = max([64] + [dyadic_bits(x) for _, pair, _ in entries for x in pair]) + 128
     e_lo = e_hi = k_lo = k_hi = arb(0)
-    est, scale = [], []
+    est, scale = {}, 0.0
     with ctx.workprec(prec):
-        for j, ((a, b), r) in enumerate(zip(mid, rad)):
+        for j, (a, b), r in entries:
             x = complex(o[j])
             m = acb(exact_arb(a, prec=prec), exact_arb(b, prec=prec))
             dist = abs(acb(x.real, x.imag) - m)
@@ -154,11 +156,57 @@ def _bounds(mid: list[tuple[Fraction, Fraction]], rad: list[Fraction], o: np.nda
             lo = (mod - rb).lower()
             k_lo = pt_max(k_lo, lo if lo > 0 else arb(0))
             k_hi = pt_max(k_hi, (mod + rb).upper())
-            est.append(float(dist.mid()))
-            scale.append(float(mod.mid()))
-    worst = int(np.argmax(est)) if est else 0
-    return _Bounds(e_lo, e_hi, k_lo, k_hi, est[worst] if est else 0.0, worst, max(scale, default=0.0),
+            est[j] = float(dist.mid())
+            scale = max(scale, float(mod.mid()))
+    return [e_lo, e_hi, k_lo, k_hi], est, scale
+
+
+def _bounds(mid: list[tuple[Fraction, Fraction]], rad: list[Fraction], o: np.ndarray) -> _Bounds:
+    """For every j, |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j] and
+    |K_j| in [|mid_j| - rad_j, |mid_j| + rad_j], computed in ball arithmetic from the exact
+    midpoints and radii; the maxima of the ends bound the maxima."""
+    (e_lo, e_hi, k_lo, k_hi), est, scale = _exact_bounds([(j, m, r) for j, (m, r) in enumerate(zip(mid, rad))], o)
+    worst = max(est, key=est.get) if est else 0
+    return _Bounds(e_lo, e_hi, k_lo, k_hi, est[worst] if est else 0.0, worst, scale,
                    float_upper(exact_arb(max(rad, default=Fraction(0)))))
+
+
+def _file_bounds(kf: KernelFile, o: np.ndarray) -> _Bounds:
+    """As ``_bounds`` for the file's exact disks: the float64 and parts layers on arrays
+    (``io.disk_bounds``: rounding bounded, no number per entry converted), the rational
+    layer and any entry whose float chain overflows in ball arithmetic."""
+    d = kf.disks
+    if d.mid is None:  # a JSON file: exact numbers only
+        return _bounds(kf.mid, kf.rad, o)
+    o = np.asarray(o).astype(np.complex128)
+    plain = np.flatnonzero(d.plain())
+    layers = [(plain, d.mid[plain].reshape(-1, 1), d.rad[plain]), (d.parts_index, d.parts, d.parts_rad)]
+    ends = [0.0, 0.0, 0.0, 0.0]
+    est = np.zeros(kf.L)
+    scale = 0.0
+    exact = d.text_index.tolist()
+    for idx, parts, rad in layers:
+        if not idx.size:
+            continue
+        e_lo, e_hi, e_est, e_ok = disk_bounds(o[idx], parts, rad)
+        k_lo, k_hi, k_est, k_ok = disk_bounds(None, parts, rad)
+        ok = e_ok & k_ok
+        exact += idx[~ok].tolist()
+        if ok.any():
+            ends = [max(ends[0], float(e_lo[ok].max())), max(ends[1], float(e_hi[ok].max())),
+                    max(ends[2], float(k_lo[ok].max())), max(ends[3], float(k_hi[ok].max()))]
+            est[idx[ok]] = e_est[ok]
+            scale = max(scale, float(k_est[ok].max()))
+    points = [arb(x) for x in ends]
+    if exact:
+        more, more_est, more_scale = _exact_bounds([(j, *d.exact_entry(j)) for j in sorted(exact)], o)
+        points = [pt_max(x, y) for x, y in zip(points, more)]
+        for j, v in more_est.items():
+            est[j] = v
+        scale = max(scale, more_scale)
+    worst = int(np.argmax(est)) if kf.L else 0
+    return _Bounds(*points, float(est[worst]) if kf.L else 0.0, worst, scale,
+                   float_upper(exact_arb(kf.max_radius())))
 
 
 def _ball_bounds(balls: Any, o: np.ndarray, prec: int, max_radius: float) -> _Bounds:
@@ -254,7 +302,7 @@ def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool
         raise ValueError(f"the other kernel must hold numbers, got dtype {o.dtype}")
     if o.dtype.kind in "fc" and not np.all(np.isfinite(o)):
         raise ValueError(f"the other kernel has a non-finite entry at index {int(np.argmin(np.isfinite(o)))}")
-    b = _bounds(kf.mid, kf.rad, o)
+    b = _file_bounds(kf, o)
     record = None
     if tighten and _too_wide(b):
         b, record = _tighten(kf, o, b)

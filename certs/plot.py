@@ -1,9 +1,11 @@
-"""``s4cert plot FILE.json [--compare OTHER] -o FIG.png``: a picture of a certified kernel.
+"""``s4cert plot FILE.json|FILE.npz [--compare OTHER] -o FIG.png``: a picture of a certified kernel.
 
 Panels: the kernel's real and imaginary parts with their certified bands (mid_j -+ rad_j);
 the radius of every tap against eps (log scale); with ``--compare``, the certified error
 of the other kernel at every tap, the interval [|o_j - mid_j| - rad_j, |o_j - mid_j| +
-rad_j] computed in ball arithmetic from the file's exact midpoints and radii (log scale).
+rad_j] bounded from the file's exact midpoints and radii (log scale): on float64 arrays with
+every rounding bounded for a binary file's float64 and parts layers, in ball arithmetic
+otherwise.
 matplotlib is an optional extra (``pip install "s4cert[plot]"``).
 """
 from __future__ import annotations
@@ -17,8 +19,9 @@ from flint import acb, ctx
 from ..arith.ball import float_lower, float_upper
 from .compare import compare_with, read_other
 from .io.atomic import atomic_write, check_targets
+from .io.disk_bounds import disk_bounds
 from .io.kernel_file import KernelFile, load_kernel
-from .io.numbers import exact_arb
+from .io.numbers import dyadic_bits, exact_arb
 
 EXTRA = 'pip install "s4cert[plot]"'
 
@@ -33,7 +36,7 @@ def add_parser(sub) -> None:
                        description="Draw the kernel with its certified band and the radius of every tap; "
                                    "with --compare, the certified error of another kernel at every tap. "
                                    f"Needs matplotlib: {EXTRA}.")
-    p.add_argument("file", metavar="FILE.json", help="a kernel file written by s4cert kernel --out")
+    p.add_argument("file", metavar="FILE.json|FILE.npz", help="a kernel file written by s4cert kernel --out (either format)")
     p.add_argument("--compare", metavar="OTHER.npy|.npz", default=None,
                    help="another kernel of length L to draw the certified error of")
     p.add_argument("--key", default=None, help="array name inside the --compare .npz")
@@ -42,18 +45,40 @@ def add_parser(sub) -> None:
 
 
 def tap_errors(kf: KernelFile, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Certified (lower, upper) bounds of |o_j - K_j| for every tap, rounded outward."""
-    prec = kf.prec + 64
+    """Certified (lower, upper) bounds of |o_j - K_j| for every tap, rounded outward: on
+    arrays for a binary file's float64 and parts layers (``io.disk_bounds``), in ball
+    arithmetic from the exact disks for the rest."""
     lo, hi = np.empty(kf.L), np.empty(kf.L)
+    d = kf.disks
+    exact = list(range(kf.L))
+    if d.mid is not None:
+        o = np.asarray(other).astype(np.complex128)
+        plain = np.flatnonzero(d.plain())
+        exact = d.text_index.tolist()
+        for idx, parts, rad in ((plain, d.mid[plain].reshape(-1, 1), d.rad[plain]),
+                                (d.parts_index, d.parts, d.parts_rad)):
+            if idx.size:
+                l, h, _, ok = disk_bounds(o[idx], parts, rad)
+                lo[idx], hi[idx] = l, h
+                exact += idx[~ok].tolist()
+    _exact_tap_errors(kf, other, sorted(exact), lo, hi)
+    return lo, hi
+
+
+def _exact_tap_errors(kf: KernelFile, other: np.ndarray, taps: list[int], lo: np.ndarray, hi: np.ndarray) -> None:
+    """lo[j], hi[j] for the taps j, in ball arithmetic from the exact disks."""
+    if not taps:
+        return
+    entries = [(j, *kf.disks.exact_entry(j)) for j in taps]
+    prec = max([64] + [dyadic_bits(x) for _, pair, _ in entries for x in pair]) + 128
     with ctx.workprec(prec):
-        for j, ((a, b), r) in enumerate(zip(kf.mid, kf.rad)):
+        for j, (a, b), r in entries:
             x = complex(other[j])
             dist = abs(acb(x.real, x.imag) - acb(exact_arb(a, prec=prec), exact_arb(b, prec=prec)))
             rb = exact_arb(r, prec=prec)
             d_lo = (dist - rb).lower()
             lo[j] = float_lower(d_lo) if d_lo > 0 else 0.0
             hi[j] = float_upper((dist + rb).upper())
-    return lo, hi
 
 
 def _matplotlib() -> Any:

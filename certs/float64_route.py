@@ -152,9 +152,10 @@ def _run(name: str, model, step, L, eps: Fraction, ct, exceptional,
 DISK_ROUTES = ("float64", "double-double", "triple-double")
 #: the disk routes "auto" tries: the triple-double route is left out, since with the generic
 #: Cauchy sums of ``disk_filter`` (TD has no faster primitive yet) it is slower than the ball
-#: run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and 1e-40 max|K|:
-#: N = 8, L = 256: 17 vs 8.5 ms; N = 64, L = 1024: 0.11 vs 0.045 s; N = 64, L = 16384: 1.5
-#: vs 0.46 s), and the ladder must not make "auto" slower; it runs on request
+#: run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and 1e-40 max|K|,
+#: timed alternately with the float64 kernel: N = 64, L = 16384: 43-65 times the float64
+#: kernel against the ball run's 25-30; N = 64, L = 1024: 0.11 vs 0.045 s; N = 8, L = 256:
+#: 17 vs 8.5 ms), and the ladder must not make "auto" slower; it runs on request
 AUTO_ROUTES = ("float64", "double-double")
 #: under "auto" a route is skipped when eps < |K_0| 2^-bits (its radius floor, see disk_routes)
 FLOOR_BITS = {"float64": 54, "double-double": 96, "triple-double": 156}

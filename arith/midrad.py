@@ -39,8 +39,12 @@ class RangeError(ArithmeticError):
     """An operand outside the range where the a-priori rounding bounds hold."""
 
 
-#: (1 + 4u), exactly
-_UP = 1.0 + 4 * U
+# The two rounding rules (proofs/midrad_filter.md, (F2)-(F3)): ``up``, a relative factor and
+# an additive term (one product and one sum, so it vectorizes and compiles alike), and one
+# float step (``down``, ``next_up``).  Compiled loops call ``compiled_rounding()``'s forms.
+
+#: (1 + 4u) and 1 - 2^-53, exactly
+_UP, _BELOW = 1.0 + 4 * U, 1.0 - U
 
 
 def up(x):
@@ -50,8 +54,36 @@ def up(x):
     return x * _UP + 4 * UNDERFLOW
 
 
+def up_into(x: np.ndarray) -> np.ndarray:
+    """``up(x)`` written into the float64 array ``x`` (the same two operations); returns x."""
+    np.multiply(x, _UP, out=x)
+    x += 4 * UNDERFLOW
+    return x
+
+
 def down(x):
+    """The next float below x: a lower bound of y from its rounded value x = fl(y)."""
     return np.nextafter(x, -np.inf)
+
+
+def next_up(x):
+    """The next float above x: an upper bound of y from its rounded value x = fl(y)."""
+    return np.nextafter(x, np.inf)
+
+
+def down_normal(x):
+    """``down(x)`` as one product, fl(x (1 - 2^-53)), for every normal x > 2^-1022 (not
+    below: there it may return x); the form of the compiled loops, as a product vectorizes
+    (proofs/midrad_filter.md, section 5)."""
+    return x * _BELOW
+
+
+@lru_cache(maxsize=1)
+def compiled_rounding() -> tuple:
+    """(``up``, ``down_normal``) compiled by numba for the compiled loops (numba must be
+    installed): numba compiles these functions themselves, so the loops round as here."""
+    from .compiled import jit
+    return jit(up), jit(down_normal)
 
 
 def abs_upper(z: np.ndarray) -> np.ndarray:

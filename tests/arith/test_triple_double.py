@@ -394,3 +394,77 @@ def test_product_midpoint_within_its_bound(xr, xi, yr, yi):
     re = X[0] * Y[0] - X[1] * Y[1] - sum(map(Fraction, parts[:3]))
     im = X[0] * Y[1] + X[1] * Y[0] - sum(map(Fraction, parts[3:]))
     assert abs(re) + abs(im) <= Fraction(bound)
+
+
+# -- the compiled loops ---------------------------------------------------------------------
+
+def _td_random(rng, n: int, spread: int) -> TD:
+    """Disks with parts from 2^-spread to 2^spread (signed zeros, subnormal third parts,
+    products below Dekker's threshold) and radii."""
+    parts = []
+    for _ in range(2):
+        h = rng.standard_normal(n) * 2.0 ** rng.integers(-spread, spread + 1, n)
+        h[rng.random(n) < 0.05] = 0.0
+        h[rng.random(n) < 0.05] = -0.0
+        m = h * rng.uniform(-1, 1, n) * U
+        lo = np.where(rng.random(n) < 0.1, 5e-324, m * rng.uniform(-1, 1, n) * U)
+        parts += [h, m, lo]
+    return TD(*parts, np.abs(rng.standard_normal(n)) * 2.0 ** rng.integers(-200, -20, n))
+
+
+def _bits(x: TD) -> list:
+    return [np.asarray(a).view(np.uint64).tolist() for a in x._arrays()]
+
+
+@given(seed=st.integers(0, 2 ** 32 - 1), n=st.integers(1, 200), spread=st.sampled_from([0, 30, 240, 480]))
+def test_compiled_loops_are_bitwise_the_array_forms(seed, n, spread):
+    """add, mul, inv as compiled loops: the same bits as the array forms (so Lemmas 2-6 cover
+    them), or both refuse; with spread <= 30 every operation must compute."""
+    pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
+    from s4cert.arith import triple_double as T
+    assert T._loops_agree()
+    rng = np.random.default_rng(seed)
+    x, y = _td_random(rng, n, spread), _td_random(rng, n, spread)
+    for name, kernel, ops in (("add", T._add_kernel, (x, y)), ("mul", T._mul_kernel, (x, y)),
+                              ("inv", T._inv_kernel, (x,))):
+        try:
+            want = T._blocked(kernel, *ops)
+        except RangeError:
+            assert spread > 30 or name == "inv"
+            with pytest.raises(RangeError):
+                T._run_loop(name, *ops)
+            continue
+        assert _bits(T._run_loop(name, *ops)) == _bits(want)
+
+
+def test_methods_take_the_compiled_loops_and_refuse_alike(monkeypatch):
+    """TD.add / mul / inv run the loops (forced here on small arrays) with the array forms'
+    results, and raise RangeError where those do."""
+    pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
+    from s4cert.arith import triple_double as T
+    rng = np.random.default_rng(9)
+    x, y = _td_random(rng, 40, 20), _td_random(rng, 40, 20)
+    x.i0[:] = 1.0                                   # inverses defined everywhere
+    monkeypatch.setenv("S4CERT_COMPILED", "1")
+    assert _bits(x.add(y)) == _bits(T._blocked(T._add_kernel, x, y))
+    assert _bits(x.mul(y)) == _bits(T._blocked(T._mul_kernel, x, y))
+    assert _bits(x.inv()) == _bits(T._blocked(T._inv_kernel, x))
+    big = TD.exact(np.full(8, 2.0 ** 300))
+    for f in (lambda: big.mul(big), lambda: TD.exact(np.zeros(8)).inv(),
+              lambda: TD.from_parts(np.ones(8), 0, 0, 0.9).inv()):
+        with pytest.raises(RangeError):
+            f()
+
+
+def test_no_fused_multiply_add_in_the_td_loops():
+    """The loops compiled with the project's settings (here without numba's cache, to read their
+    machine code) have scalar or packed products and no fused multiply-add."""
+    numba = pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
+    from s4cert.arith import triple_double as T
+    assert T._loops_agree()
+    for name, nargs in (("add", 21), ("mul", 21), ("inv", 14)):
+        f = numba.njit(nogil=True, error_model="numpy")(T._loops()[name].py_func)
+        f(*[np.ones(4) for _ in range(nargs)], *([np.zeros(3, dtype=np.bool_)] if name == "inv" else []))
+        asm = "\n".join(f.inspect_asm().values()).lower()
+        assert "mulsd" in asm or "mulpd" in asm
+        assert not any(op in asm for op in ("vfmadd", "vfmsub", "vfnmadd", "vfnmsub"))

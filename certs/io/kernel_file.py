@@ -1,4 +1,13 @@
-"""Kernel files: the document, its digest, writing and reading.
+"""Kernel files: the document, its digest, writing and reading, in two formats.
+
+``save_kernel(path, ...)`` writes the JSON format below, or, when ``path`` ends in
+``.npz`` (any case), the binary format ``s4cert.kernel.npz/1`` of
+:mod:`s4cert.certs.io.kernel_npz` (the same problem, certificate and counts, the kernel's
+disks as raw arrays: lossless, for large kernels).  ``load_kernel`` reads either, told
+apart by content.  Both store the exact disks of :mod:`s4cert.certs.io.kernel_disks`, so
+the JSON file and the binary file of one kernel hold the same disks; a ``KernelFile``
+makes its per-entry Fractions (``mid``, ``rad``, ``balls``) only when asked for, and
+``max_radius``, ``to_numpy`` and ``disks`` answer from the arrays.
 
 Kernel file (JSON, ``"format": "s4cert.kernel/1"``)
 ===================================================
@@ -39,7 +48,9 @@ length are written and read in full.  Readers also accept the strings Python's
 *Kernel.* Entry ``j`` is the disk ``{z : |z - (re_j + i im_j)| <= rad_j}`` (complex
 modulus), which contains the true ``K_j``.  Ball mode: the full-precision midpoint of the
 certified ball and an exact upper bound of ``sqrt(rad_re^2 + rad_im^2)``, so
-``rad_j <= eps`` (source ``"ball enclosure"``).  Exact mode: the exact Gaussian rational
+``rad_j <= eps`` (source ``"ball enclosure"``); on the float64 route the float64 midpoint
+and radius themselves, and on the double-double and triple-double routes the exact sum of
+the midpoint's parts and the route's radius (``kernel_disks``).  Exact mode: the exact Gaussian rational
 ``K_j`` with ``rad_j = "0"`` (``"exact values"``).  A-priori mode: the rounded circuit
 output with ``rad_j = eps`` when the certified kernel carries those exact values in
 ``ck.exact`` (``"rounded circuit outputs"``); otherwise the midpoint and disk radius of the

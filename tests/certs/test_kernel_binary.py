@@ -12,13 +12,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.kernels import kernel_by_powers
 from s4cert.arith import ExactField
-from s4cert.certs.io.kernel_disks import disks_of
+from s4cert.certs.io.kernel_disks import disks_of, float_string, sum_string
 from s4cert.certs.io.kernel_file import kernel_entries, load_kernel, save_kernel
 from s4cert.certs.io.kernel_npz import MEMBERS, NPZ_FORMAT, npz_digest
+from s4cert.certs.io.numbers import rational_string
 from s4cert.certs.kernel import certify_kernel
 from tests.certs.cli_run import one_line_error, s4cert
 
@@ -29,6 +31,7 @@ L = 16
 ROUTES = {
     "float64": (dict(eps=1e-10, arithmetic="float64"), None),
     "double-double": (dict(eps=1e-25, arithmetic="double-double"), "parts"),
+    "triple-double": (dict(eps=Fraction(1, 10 ** 40), arithmetic="triple-double"), "parts"),
     "ball": (dict(eps=Fraction(1, 10 ** 30), arithmetic="ball"), "text"),
     "exact": (dict(eps=1e-10, mode="exact"), "text"),
     "a-priori": (dict(eps=1e-10, mode="a-priori"), "text"),
@@ -75,6 +78,7 @@ def test_round_trip_is_bitwise_and_lossless(tmp_path, kernels, route):
     layer = ROUTES[route][1]
     n_parts, n_text = got.parts_index.size, got.text_index.size
     assert (n_parts, n_text) == {None: (0, 0), "parts": (L, 0), "text": (0, L)}[layer]
+    assert got.parts.shape[1] == {"double-double": 2, "triple-double": 3}.get(route, 2)
     # the exact disks read back are the ones written, and those of the JSON file of the kernel
     re, im, rad, source = kernel_entries(ck)
     assert kf.mid == list(zip(re, im)) and kf.rad == rad and kf.source == source
@@ -98,7 +102,7 @@ def test_every_stated_disk_contains_the_exact_kernel(tmp_path, kernels, exact_ke
     for j, (ma, mb), r in stated:
         a, b = exact_kernel[j]
         assert (a - ma) ** 2 + (b - mb) ** 2 <= r * r, (route, j)
-    if route in ("double-double", "ball"):  # the exact disks are tighter than float64 can say
+    if route in ("double-double", "triple-double", "ball"):  # tighter than float64 disks can say
         assert kf.max_radius() < Fraction(float(np.min(kf.disks.rad)))
 
 
@@ -108,6 +112,13 @@ def test_name_selects_the_format(tmp_path, kernels):
     assert save_kernel(tmp_path / "k.kernel", ck, MODEL, STEP)["format"] == "s4cert.kernel/1"
     assert (tmp_path / "k.kernel").read_bytes()[:1] == b"{"
     assert load_kernel(tmp_path / "k.NPZ").digest_ok and load_kernel(tmp_path / "k.kernel").digest_ok
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=4))
+def test_exact_strings_without_fraction(xs):
+    """The strings of floats and of exact sums of floats are those of the Fractions."""
+    assert float_string(xs[0]) == rational_string(Fraction(xs[0]))
+    assert sum_string(xs) == rational_string(sum(map(Fraction, xs), Fraction(0)))
 
 
 # -- digest and hostile archives ---------------------------------------------------------------------

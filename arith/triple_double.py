@@ -313,7 +313,7 @@ class TD:
         """x + y: each component by ``_add_part`` (2Sums for the first two orders, the third in
         floating point), the rounding bounded from the computed s2, g, t2 (Lemma 2).  Large
         arrays run as one compiled loop with the same operations."""
-        if _compiled(max(self.r0.size, other.r0.size)):
+        if _compiled("add", max(self.r0.size, other.r0.size)):
             return _run_loop("add", self, other)
         return _blocked(_add_kernel, self, other)
 
@@ -325,7 +325,7 @@ class TD:
         bound of Lemma 3 from A_k = |ar_k| + |ai_k|, B_k; the radii by |x y - a b| <= |a| rad_y +
         rad_x |b| + rad_x rad_y; all summed in floating point, then ``_finish`` (Lemma 4).
         Large arrays run as one compiled loop with the same operations."""
-        if _compiled(max(self.r0.size, other.r0.size)):
+        if _compiled("mul", max(self.r0.size, other.r0.size)):
             return _run_loop("mul", self, other)
         return _blocked(_mul_kernel, self, other)
 
@@ -351,7 +351,7 @@ class TD:
         midpoint and bound, plus rad |y|); if q <= 1/2 the disk excludes 0 and |1/x - y| <=
         |y| q / (1 - q) <= |y| q (1 + 2 q).  RangeError otherwise (Lemma 6).  Large arrays run
         as one compiled loop with the same operations."""
-        if _compiled(self.r0.size):
+        if _compiled("inv", self.r0.size):
             return _run_loop("inv", self)
         return _blocked(_inv_kernel, self)
 
@@ -622,7 +622,8 @@ def roots_of_unity_td(M: int) -> TD:
 # in the same order; ``arith.compiled.jit`` compiles without fast-math flags, so nothing is fused or
 # reassociated and the results are the same numbers (``_mul_radius`` skips only terms that are
 # exact zeros, which the loop adds).  Before first use ``_loops_agree`` runs both forms on probe
-# disks and the loops are used only when every output agrees bitwise; ``S4CERT_COMPILED=0`` turns
+# disks and a loop is used only when every output agrees bitwise (the helpers are inlined into
+# the loops, which LLVM then vectorizes; numba caches the loops); ``S4CERT_COMPILED=0`` turns
 # them off (``arith.compiled.wanted``).
 
 #: arrays with fewer elements than this stay on numpy
@@ -643,6 +644,11 @@ def _loops():
 
     if not installed():
         return None
+    import numba
+
+    def inline(f):
+        """A helper inlined into the loops (numba's IR), with jit's settings: no fast-math flags."""
+        return numba.njit(inline="always", nogil=True, error_model="numpy")(f)
 
     def _jit_up_(x):  # pragma: no cover (compiled)
         return x * _UP + _UPA
@@ -668,7 +674,7 @@ def _loops():
         return e * (1.0 if abs(p) >= _TP_MIN else 0.0)
 
     _jit_split_, _jit_two_sum_, _jit_dekker, _jit_dekker_masked, _jit_up_, _jit_bad = (
-        jit(f) for f in (_jit_split_, _jit_two_sum_, _jit_dekker, _jit_dekker_masked, _jit_up_, _jit_bad))
+        inline(f) for f in (_jit_split_, _jit_two_sum_, _jit_dekker, _jit_dekker_masked, _jit_up_, _jit_bad))
 
     def _jit_part_minus(a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2):  # pragma: no cover (compiled)
         a0H, a0L = _jit_split_(a0)
@@ -749,7 +755,7 @@ def _loops():
         m, l = _jit_two_sum_(t, S2)
         return h, m, l
 
-    _jit_part_minus, _jit_part_plus = jit(_jit_part_minus), jit(_jit_part_plus)
+    _jit_part_minus, _jit_part_plus = inline(_jit_part_minus), inline(_jit_part_plus)
 
     def _jit_cmul_mid(xr0, xr1, xr2, xi0, xi1, xi2, yr0, yr1, yr2, yi0, yi1, yi2):  # pragma: no cover
         a, b, c = _jit_part_minus(xr0, xr1, xr2, yr0, yr1, yr2, xi0, xi1, xi2, yi0, yi1, yi2)
@@ -784,7 +790,7 @@ def _loops():
         m, l = _jit_two_sum_(a, t2)
         return h, m, l, (abs(s2) + abs(g)) + abs(t2)
 
-    _jit_cmul_mid, _jit_terms, _jit_mid_abs, _jit_renorm3, _jit_add_part = (jit(f) for f in (_jit_cmul_mid, _jit_terms, _jit_mid_abs, _jit_renorm3, _jit_add_part))
+    _jit_cmul_mid, _jit_terms, _jit_mid_abs, _jit_renorm3, _jit_add_part = (inline(f) for f in (_jit_cmul_mid, _jit_terms, _jit_mid_abs, _jit_renorm3, _jit_add_part))
 
     def add(xr0, xr1, xr2, xi0, xi1, xi2, xrad, yr0, yr1, yr2, yi0, yi1, yi2, yrad,
             R0, R1, R2, I0, I1, I2, RAD):  # pragma: no cover (compiled)
@@ -837,7 +843,7 @@ def _loops():
         ih, il = _jit_two_sum_(s, g)
         return rh, rl, ih, il
 
-    _jit_cmul_dd_real = jit(_jit_cmul_dd_real)
+    _jit_cmul_dd_real = inline(_jit_cmul_dd_real)
 
     def inv(xr0, xr1, xr2, xi0, xi1, xi2, xrad, R0, R1, R2, I0, I1, I2, RAD, flags):  # pragma: no cover
         zero, rng, near = False, False, False
@@ -926,19 +932,20 @@ def _probe_td(seed: int) -> tuple[TD, TD]:
     return one(), one()
 
 
-@lru_cache(maxsize=1)
-def _loops_agree() -> bool:
-    """Whether the compiled loops run here and give bitwise the array forms' results on the
-    probe disks (``_probe_td``)."""
+@lru_cache(maxsize=None)
+def _loops_agree(name: str) -> bool:
+    """Whether the compiled loop ``name`` ("add", "mul", "inv") runs here and gives bitwise the
+    array form's results on the probe disks (``_probe_td``); each loop is compiled on its first
+    check (numba caches it)."""
     from .compiled import same_floats
 
     if _loops() is None:
         return False
     x, y = _probe_td(20261202)
     small = TD(*(a * 2.0 ** -300 for a in x._arrays()))
-    pairs = [("add", _add_kernel, (x, y)), ("mul", _mul_kernel, (x, y)), ("mul", _mul_kernel, (small, small)),
-             ("inv", _inv_kernel, (x,))]
-    for name, kernel, ops in pairs:
+    cases = {"add": [(_add_kernel, (x, y))], "mul": [(_mul_kernel, (x, y)), (_mul_kernel, (small, small))],
+             "inv": [(_inv_kernel, (x,))]}[name]
+    for kernel, ops in cases:
         want = _blocked(kernel, *ops)
         got = _run_loop(name, *ops)
         if not all(same_floats(a, b) for a, b in zip(want._arrays(), got._arrays())):
@@ -946,8 +953,8 @@ def _loops_agree() -> bool:
     return True
 
 
-def _compiled(size: int) -> bool:
-    """Run the compiled loops on ``size`` elements: asked for, and bitwise the array forms here."""
+def _compiled(name: str, size: int) -> bool:
+    """Run the compiled loop ``name`` on ``size`` elements: asked for, and bitwise the array form here."""
     from .compiled import wanted
 
-    return wanted(size, MIN_COMPILED) and _loops_agree()
+    return wanted(size, MIN_COMPILED) and _loops_agree(name)

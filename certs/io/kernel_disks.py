@@ -252,8 +252,9 @@ def disks_of(ck: Any) -> KernelDisks:
             raise ValueError("the certified kernel's parts do not match its length")
         same = (parts[:, 0] == mid) & np.all(parts[:, 1:] == 0, axis=1) & (prad == rad)
         keep = np.flatnonzero(~same).astype(np.int64)
-        return KernelDisks(L, source, mid, rad, parts_index=keep, parts=np.ascontiguousarray(parts[keep]),
-                           parts_rad=np.ascontiguousarray(prad[keep]))
+        if keep.size < L:  # (else the arrays as they are: no copy)
+            parts, prad = np.ascontiguousarray(parts[keep]), np.ascontiguousarray(prad[keep])
+        return KernelDisks(L, source, mid, rad, parts_index=keep, parts=parts, parts_rad=prad)
     if ck.balls is None or len(ck.balls) != L:
         raise ValueError("the certified kernel lacks its enclosures (ck.balls)")
     re, im, rr = [], [], []

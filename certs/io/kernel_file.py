@@ -190,10 +190,10 @@ def dumps_document(doc: dict, depth: int = 2) -> str:
     return fmt(doc, 0, "") + "\n"
 
 
-def _npz_bytes(mid: np.ndarray, rad: np.ndarray) -> bytes:
+def _npz_bytes(mid: np.ndarray, rad: np.ndarray) -> memoryview:
     buf = io.BytesIO()
     np.savez(buf, mid=np.asarray(mid, dtype=np.complex128), rad=np.asarray(rad, dtype=np.float64))
-    return buf.getvalue()
+    return buf.getbuffer()  # a view of the buffer: no copy
 
 
 def inputs_digest(model: DPLR, step: Any, c_tilde: Any = None) -> str:

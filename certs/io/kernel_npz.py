@@ -109,7 +109,7 @@ def npz_digest(header: dict, arrays: dict[str, np.ndarray], text: bytes) -> str:
     return h.hexdigest()
 
 
-def npz_kernel_bytes(record: dict, disks: KernelDisks) -> tuple[bytes, dict]:
+def npz_kernel_bytes(record: dict, disks: KernelDisks) -> tuple[memoryview, dict]:
     """(the archive's bytes, its header) for a kernel's record (format-independent keys:
     problem, status, certificate, counts) and disks."""
     arrays = _arrays(disks)
@@ -125,7 +125,7 @@ def npz_kernel_bytes(record: dict, disks: KernelDisks) -> tuple[bytes, dict]:
             with zf.open(zipfile.ZipInfo(name + ".npy", _DATE), "w", force_zip64=True) as fh:
                 np.lib.format.write_array(fh, arrays[name], allow_pickle=False)
         zf.writestr(zipfile.ZipInfo("text.json", _DATE), text)
-    return buf.getvalue(), header
+    return buf.getbuffer(), header  # a view of the buffer: no copy of the archive
 
 
 def _header_text(header: dict) -> str:

@@ -446,7 +446,7 @@ def ratio_limit(info: dict, lam: float, theta: float) -> float:
     p, s = info["p"], info["leaf"]
     q = math.isqrt(p - 1) + 1
     r = -(-p // q)
-    c1 = q + r + 2 + 2 * r * q + p + 1       # operations per expanded pair
+    c1 = q + r + 2 + 2 * r * q + p + 1       # per expanded pair, as operation_bound (above section 9's 2p + 3)
     K = math.floor(1 + math.pi * (1 + 1e-6) / (2 * theta))
     M = 2 ** (lam - 1)
     per_pair = c1 * (4 + 2 * K * lam) * M + 6 * s * K * M   # expansions and near pairs, n = M

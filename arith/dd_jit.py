@@ -7,11 +7,11 @@ Veltkamp's split, Dekker's masked product, 2Sum, the pair kernels ``_cmul`` and
 same order, each rounded once to nearest: numba compiles without fast-math flags (nothing
 contracted into a fused multiply-add, nothing reassociated), with numpy's error model.  So
 the results are bitwise the array form's, and Lemmas 1-4 of
-``proofs/double_double_filter.md`` hold for them as proved.  ``available()`` checks that
-before the loops are first used in a process: both forms run on probes (long mantissas,
-parts below Dekker's 2^-900 threshold, signed zeros, magnitudes up to 2^300) and the loops
-are used only when every output agrees bitwise (``agrees``, called by ``double_double``);
-``S4CERT_COMPILED=0`` turns them off.
+``proofs/double_double_filter.md`` hold for them as proved.  That is checked before the
+loops are first used in a process: both forms run on probes (long mantissas, parts below
+Dekker's 2^-900 threshold, signed zeros, magnitudes up to 2^300) and the loops are used
+only when every output agrees bitwise (``agrees``, the probe of ``double_double``'s gate
+``COMPILED``); ``S4CERT_COMPILED=0`` turns them off.
 The range check (``double_double._check``: every part and radius within 2^500, NaN
 failing) is returned as a flag, and the caller raises as the array form does.
 """
@@ -21,10 +21,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from .compiled import installed, jit, same_floats, wanted as compiled_wanted
+from .compiled import installed, jit, same_floats
 from .dd_kernels import _C_CROSS, _C_HH, _FIN, _SPLIT, _TP_MIN, TINY
 
-#: arrays with fewer elements than this stay on numpy
+#: arrays with fewer elements than this stay on numpy (``double_double.COMPILED``'s threshold)
 MIN_ELEMENTS = 1 << 12
 BIG = 2.0 ** 500
 
@@ -166,7 +166,6 @@ def probe_disks(make, seed: int = 20261201) -> tuple:
     return one(), one()
 
 
-@lru_cache(maxsize=1)
 def agrees(array_square, array_mul, make) -> bool:
     """Whether the compiled loops run here and give bitwise the array forms' results
     (``array_square``, ``array_mul``) on the probe disks."""
@@ -179,9 +178,3 @@ def agrees(array_square, array_mul, make) -> bool:
     return (not got_s[5] and not got_m[5]
             and all(same(a, b) for a, b in zip((want_s.rh, want_s.rl, want_s.ih, want_s.il, want_s.rad), got_s[:5]))
             and all(same(a, b) for a, b in zip((want_m.rh, want_m.rl, want_m.ih, want_m.il, want_m.rad), got_m[:5])))
-
-
-def wanted(size: int) -> bool:
-    """Whether the loops are asked for on ``size`` elements (``S4CERT_COMPILED``: "0"
-    never, "1" always, else from ``MIN_ELEMENTS`` on); the caller then checks ``agrees``."""
-    return compiled_wanted(size, MIN_ELEMENTS)

@@ -25,6 +25,7 @@ import numpy as np
 from .dd_kernels import (TINY, _bound_terms, _cmul, _cmul_bound, _csquare, _finish, _moduli,  # noqa: F401
                          _modulus_upper, _real_add, add_pairs, mul_pairs, split, two_prod, two_sum)
 from . import dd_jit
+from .compiled import Gate
 from .midrad import U, RangeError, up
 
 #: magnitudes of midpoint parts and radii are kept at most this (no overflow anywhere below it)
@@ -120,7 +121,7 @@ class DD:
         a-priori error; the radii by |x y - a b| <= |a| rad_y + rad_x |b| + rad_x rad_y; the
         error and the radii's terms summed in floating point, then ``_finish`` (Lemma 4).
         Large arrays run as one compiled loop with the same operations (``dd_jit``)."""
-        if self.rh.shape == other.rh.shape and _compiled(self.rh.size):   # (the array form's broadcasting kept)
+        if self.rh.shape == other.rh.shape and COMPILED.use(self.rh.size):   # (the array form's broadcasting kept)
             *parts, failed = dd_jit.mul(self, other)
             return _checked(parts, failed)
         return _array_mul(self, other)
@@ -130,7 +131,7 @@ class DD:
         error bounded as mul's; the radius by |x^2 - m^2| <= 2 |m| rad + rad^2, computed as
         mul(x, x)'s (proofs/double_double_filter.md, Lemmas 3 and 4).  Large arrays run as one
         compiled loop with the same operations (``dd_jit``)."""
-        if _compiled(self.rh.size):
+        if COMPILED.use(self.rh.size):
             *parts, failed = dd_jit.square(self)
             return _checked(parts, failed)
         return _array_square(self)
@@ -187,9 +188,10 @@ class DD:
         return DD(*(a.reshape(*shape) for a in (self.rh, self.rl, self.ih, self.il, self.rad)))
 
 
-def _compiled(size: int) -> bool:
-    """Run ``dd_jit``'s loops on ``size`` elements: asked for, and bitwise the array forms here."""
-    return dd_jit.wanted(size) and dd_jit.agrees(_array_square, _array_mul, DD)
+#: ``dd_jit``'s loops, from ``dd_jit.MIN_ELEMENTS`` elements on, where they gave bitwise the
+#: array forms' results on its probe disks
+COMPILED = Gate("double-double product and square", dd_jit.MIN_ELEMENTS,
+                lambda: dd_jit.agrees(_array_square, _array_mul, DD))
 
 
 def _checked(parts: list, failed: bool) -> DD:

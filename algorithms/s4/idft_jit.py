@@ -4,9 +4,9 @@ operations on each entry in the same order (proofs/midrad_filter.md, Lemma 11)."
 from __future__ import annotations
 
 from ...arith.compiled import jit
-from ...arith.midrad import LARGE, U, UNDERFLOW
+from ...arith.midrad import LARGE, U, compiled_rounding
 
-UP, TINY4 = 1.0 + 4 * U, 4 * UNDERFLOW
+up, _ = compiled_rounding()
 
 
 @jit
@@ -60,17 +60,15 @@ def load(h, rev, xr, xi, A):  # pragma: no cover (compiled)
 @jit
 def finish(xr, xi, E, mean, M, c1, c2, R):  # pragma: no cover (compiled)
     """``midrad_idft._finish``'s bounds entry by entry: R = up(up(mean) + up(up(up(E c1) + c2) / M)),
-    each ``up`` as ``arith.midrad.up``; returns False when some value or bound is not finite
+    ``up`` being ``arith.midrad.up`` compiled; returns False when some value or bound is not finite
     or exceeds 2^400 (the midpoints are divided by M by numpy, as the array form does)."""
     K = xr.shape[0]
     ok = True
     for row in range(K):
-        m = mean[row] * UP + TINY4
+        m = up(mean[row])
         for j in range(xr.shape[1]):
             a, b, e = xr[row, j], xi[row, j], E[row, j]
             ok = ok and abs(a) <= LARGE and abs(b) <= LARGE and e <= LARGE
-            e2 = (e * c1) * UP + TINY4
-            e2 = (e2 + c2) * UP + TINY4
-            y = (e2 / M) * UP + TINY4
-            R[row, j] = (m + y) * UP + TINY4
+            y = up(up(up(e * c1) + c2) / M)
+            R[row, j] = up(m + y)
     return ok

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ...arith import compiled as compiled_loops
-from ...arith.compiled import same_floats
+from ...arith.compiled import Gate, same_floats
 from ...arith.midrad import LARGE, MR, RangeError, U, sum_upper, up
+from . import midrad_rows
 
 
 @lru_cache(maxsize=8)
@@ -47,7 +47,7 @@ def idft_midrad_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool 
     is bounded entry by entry from the magnitudes each butterfly actually meets
     (proofs/midrad_filter.md, Lemma 11)."""
     K, M = Hmid.shape
-    if compiled(K * M) if _compiled is None else _compiled:
+    if GATE.use(K * M) if _compiled is None else _compiled:
         return _compiled_rows(Hmid, Hrad, Z, per_entry)
     h = Hmid[:, bit_reverse(M)]
     # The first stages (sizes up to S0) run on a transposed copy, entry b S0 + r at [r, b], so
@@ -192,14 +192,9 @@ def _compiled_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool) -
 MIN_ENTRIES = 1 << 14
 
 
-@lru_cache(maxsize=1)
-def available() -> bool:
-    """Whether the compiled stages may run: the rows loop of ``midrad_rows`` passed its
-    bitwise check in this process (numba, the same compiler settings), and the compiled
-    stages give bitwise the numpy stages' midpoints and bounds on a probe."""
-    from . import midrad_rows
-    if midrad_rows.compiled(1 << 40) is None:
-        return False
+def _agrees() -> bool:
+    """Whether the compiled stages give bitwise the numpy stages' midpoints and bounds on
+    probes of 1, 2 and 64 points (signed zeros, bounds down in the subnormal range)."""
     from ...arith.midrad import roots_of_unity
     rng = np.random.default_rng(20261201)
     for M in (1, 2, 64):
@@ -217,7 +212,7 @@ def available() -> bool:
     return True
 
 
-def compiled(entries: int) -> bool:
-    """Whether to run the compiled stages on ``entries`` entries (``S4CERT_COMPILED`` as in
-    ``midrad_rows``: "0" never, "1" whenever ``available``, else from ``MIN_ENTRIES`` on)."""
-    return compiled_loops.wanted(entries, MIN_ENTRIES) and available()
+#: the compiled stages, from ``MIN_ENTRIES`` entries on: where the rows loop of
+#: ``midrad_rows`` passed its bitwise check in this process (numba, the same compiler
+#: settings) and ``_agrees``
+GATE = Gate("float64 inverse DFT", MIN_ENTRIES, _agrees, requires=(midrad_rows.ROWS,))

@@ -22,7 +22,7 @@ inv)), one choice Lemma 10 allows), and writes root-major.  numba compiles witho
 fast-math flags (so no contraction into fused multiply-adds and no reassociation) and with
 ``error_model="numpy"`` (a division by 0 gives inf or NaN as in numpy), so each operation
 rounds once to nearest as in the numpy passes, and the outputs are bitwise those of
-``fused_numpy``.  That is checked before the loop is first used: ``compiled()`` runs both
+``fused_numpy``.  That is checked before the loop is first used: its gate ``ROWS`` runs both
 forms on a probe where a fused multiply-add, a flushed subnormal or a mishandled NaN or
 zero division would change some output, and takes the loop only when every output agrees
 (NaN with NaN, every other value bitwise); else, and with ``S4CERT_COMPILED=0``, the numpy
@@ -35,12 +35,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...arith import compiled as compiled_loops
-from ...arith.compiled import same_floats
-from ...arith.midrad import U, UNDERFLOW
+from ...arith.compiled import Gate, jit, same_floats
+from ...arith.midrad import U, UNDERFLOW, compiled_rounding, up, up_into
 
-#: the factors of tau's rounding up: (1 + 8u), then up's (1 + 4u) and 2^-1070, each exact
-UP8, UP4, UNDER4 = 1.0 + 8 * U, 1.0 + 4 * U, 4 * UNDERFLOW
+#: tau's factor (1 + 8u) before it is rounded up, exact
+UP8 = 1.0 + 8 * U
 
 #: problems with fewer (root, pole) pairs than this stay on numpy (the compiled loop's first
 #: use in a process costs numba's import and a cache load, about half a second, and its
@@ -81,7 +80,7 @@ def slice_numpy(rows: np.ndarray, inv: np.ndarray, Ct) -> None:
 
 def tau_per_root(vmax: np.ndarray) -> np.ndarray:
     """Per root, the least power of two >= up((1 + 8u) sqrt(max_j inv)) (Lemma 10's tau)."""
-    m = np.sqrt(vmax) * UP8 * UP4 + UNDER4        # up((1 + 8u) T), as midrad.up
+    m = up(np.sqrt(vmax) * UP8)                   # up((1 + 8u) T)
     f, ex = np.frexp(m)
     return np.ldexp(np.ones_like(m), ex - (f == 0.5))
 
@@ -101,9 +100,8 @@ def fused_numpy(z: tuple, p: tuple, s: int, e: int, beta: int) -> tuple:
 
 @lru_cache(maxsize=1)
 def _loops():
-    """The compiled loop (numba), or None when numba is not installed."""
-    if not compiled_loops.installed():
-        return None
+    """The compiled loop (numba must be installed)."""
+    up_c, _ = compiled_rounding()
 
     def fused_loop(zr, zi, zlr, zli, pr, pi, plr, pli, s, e, ctc, out, vmax, tau):  # pragma: no cover (compiled)
         # out: (B, 5n), root-major: per root [q1r, q1i, q2r, q2i, T] (the numpy form's
@@ -133,7 +131,7 @@ def _loops():
             one[0] = m
             mx = np.nan if bad else as_float[0]
             vmax[k] = mx
-            t = np.sqrt(mx) * UP8 * UP4 + UNDER4                       # up((1 + 8u) sqrt(mx))
+            t = up_c(np.sqrt(mx) * UP8)                                # up((1 + 8u) sqrt(mx))
             if np.isfinite(t):
                 f, ex = math.frexp(t)
                 tk = math.ldexp(1.0, ex - 1 if f == 0.5 else ex)
@@ -149,7 +147,7 @@ def _loops():
             for j in range(n):
                 v[j] = np.sqrt(v[j])
 
-    return compiled_loops.jit(fused_loop)
+    return jit(fused_loop)
 
 
 def _probe_problem():
@@ -179,7 +177,7 @@ def fused(fn, z: tuple, p: tuple, s: int, e: int, beta: int, out: np.ndarray) ->
 
 
 def _agree(fn) -> bool:
-    """Whether the compiled loop gives bitwise the numpy passes' outputs on the probe."""
+    """Whether the loop ``fn`` gives bitwise the numpy passes' outputs on the probe."""
     z, p, w, n = _probe_problem()
     beta = 21
     rows, T, vmax, tau = fused_numpy(z, p, 0, w, beta)
@@ -189,21 +187,15 @@ def _agree(fn) -> bool:
                                               (tau, tau2)))
 
 
-@lru_cache(maxsize=1)
-def _checked_loop():
-    fn = _loops()
-    if fn is None:
-        return None
-    with np.errstate(all="ignore"):
-        return fn if _agree(fn) else None
+#: the rows loop: from ``MIN_PAIRS`` (root, pole) pairs on, where it reproduced the numpy
+#: passes bitwise on the probe
+ROWS = Gate("float64 Cauchy rows", MIN_PAIRS, lambda: _agree(_loops()))
 
 
 def compiled(pairs: int):
-    """The compiled loop for a problem of ``pairs`` (root, pole) pairs, or None (use the
-    numpy passes): None below ``MIN_PAIRS`` (unless ``S4CERT_COMPILED=1``), without numba,
-    with ``S4CERT_COMPILED=0``, or when the loop did not reproduce the numpy passes bitwise
-    on the probe."""
-    return _checked_loop() if compiled_loops.wanted(pairs, MIN_PAIRS) else None
+    """The compiled rows loop for a problem of ``pairs`` pairs when ``ROWS.use(pairs)``,
+    else None (the numpy passes)."""
+    return _loops() if ROWS.use(pairs) else None
 
 
 def radius_numpy(GTb: np.ndarray, G: np.ndarray, rank1: np.ndarray, tau: np.ndarray, c_sum: float,
@@ -214,52 +206,36 @@ def radius_numpy(GTb: np.ndarray, G: np.ndarray, rank1: np.ndarray, tau: np.ndar
     u |G| per part (item 3), every step rounded up.  Changes GTb[:K] in place."""
     K, w = out_rad.shape[0], G.shape[1]
     out_mid.real[:, s:s + w], out_mid.imag[:, s:s + w] = G[:K], G[K:]
-    extra = _up_np(_up_np(_up_np(rank1[:, None] * tau[None, :]) + under) + n_under)
-    rad = _up_in(_up_in(np.multiply(GTb[:K], c_sum, out=GTb[:K])) + extra)
+    extra = up(up(up(rank1[:, None] * tau[None, :]) + under) + n_under)
+    rad = up_into(up_into(np.multiply(GTb[:K], c_sum, out=GTb[:K])) + extra)
     g1 = np.abs(G[:K])
     g1 += np.abs(G[K:])
-    g1 = _up_in(np.multiply(_up_in(g1), U, out=g1))
+    g1 = up_into(np.multiply(up_into(g1), U, out=g1))
     np.add(rad, g1, out=out_rad[:, s:s + w])
-    _up_in(out_rad[:, s:s + w])
-
-
-def _up_np(x):
-    return x * UP4 + UNDER4
-
-
-def _up_in(x: np.ndarray) -> np.ndarray:
-    np.multiply(x, UP4, out=x)
-    x += UNDER4
-    return x
+    up_into(out_rad[:, s:s + w])
 
 
 @lru_cache(maxsize=1)
 def _radius_loop():
+    up_c, _ = compiled_rounding()
+
     def radius_loop(GTb, G, rank1, tau, c_sum, under, n_under, out_mid, out_rad, s):  # pragma: no cover (compiled)
         K, w = out_rad.shape[0], G.shape[1]
         for c in range(K):
             for k in range(w):
                 a, b = G[c, k], G[K + c, k]
                 out_mid[c, s + k] = complex(a, b)
-                ex = (rank1[c] * tau[k]) * UP4 + UNDER4
-                ex = (ex + under) * UP4 + UNDER4
-                ex = (ex + n_under) * UP4 + UNDER4
-                g = (GTb[c, k] * c_sum) * UP4 + UNDER4
-                r = (g + ex) * UP4 + UNDER4
-                g1 = (abs(a) + abs(b)) * UP4 + UNDER4
-                g1 = (g1 * U) * UP4 + UNDER4
-                out_rad[c, s + k] = (r + g1) * UP4 + UNDER4
+                ex = up_c(up_c(up_c(rank1[c] * tau[k]) + under) + n_under)
+                r = up_c(up_c(GTb[c, k] * c_sum) + ex)
+                g1 = up_c(up_c(abs(a) + abs(b)) * U)
+                out_rad[c, s + k] = up_c(r + g1)
 
-    return compiled_loops.jit(radius_loop)
+    return jit(radius_loop)
 
 
-@lru_cache(maxsize=1)
-def radius_compiled():
-    """The compiled form of ``radius_numpy`` (the same operations per entry, tau one per
-    root), when the rows loop is in use and it agrees bitwise with ``radius_numpy`` on a
-    probe; else None."""
-    if _checked_loop() is None:
-        return None
+def _radius_agrees() -> bool:
+    """Whether the compiled form of ``radius_numpy`` (the same operations per entry, tau
+    one per root) gives bitwise its outputs on a probe."""
     fn = _radius_loop()
     rng = np.random.default_rng(20261201)
     K, w = 3, 37
@@ -272,4 +248,13 @@ def radius_compiled():
         mid, rad = np.full((K, w + 5), np.nan, dtype=np.complex128), np.full((K, w + 5), np.nan)
         f(GTb.copy(), G, rank1, tau, 1.0 + 130 * U, 64 * 2.0 ** -1068, 64 * UNDERFLOW, mid, rad, 2)
         outs.append((mid.real, mid.imag, rad))
-    return fn if all(same_floats(a, b) for a, b in zip(*outs)) else None
+    return all(same_floats(a, b) for a, b in zip(*outs))
+
+
+#: the radius loop: with the rows loop, where it reproduced ``radius_numpy`` bitwise
+RADIUS = Gate("float64 Cauchy radii", MIN_PAIRS, _radius_agrees, requires=(ROWS,))
+
+
+def radius_compiled():
+    """The compiled ``radius_numpy`` when ``RADIUS.open()``, else None."""
+    return _radius_loop() if RADIUS.open() else None

@@ -4,24 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...arith.compiled import jit
-from ...arith.midrad import LARGE, SMALL, U, UNDERFLOW
+from ...arith.midrad import LARGE, SMALL, U, UNDERFLOW, compiled_rounding
 
-UP, TINY4, TINY2, TINY8 = 1.0 + 4 * U, 4 * UNDERFLOW, 2 * UNDERFLOW, 8 * UNDERFLOW
+TINY2, TINY8 = 2 * UNDERFLOW, 8 * UNDERFLOW
 C29, C302, DOWN4 = 2.9 * U, 3.02 * U, 1 - 4 * U
-#: 1 - 2^-53, exactly: fl(x (1 - 2^-53)) is the next float below x for every normal x > 2^-1022
-BELOW = 1.0 - U
-
-
-@jit
-def up(x):  # pragma: no cover (compiled)
-    return x * UP + TINY4
-
-
-@jit
-def down(x):  # pragma: no cover (compiled)
-    # np.nextafter(x, -inf) for every normal x > 2^-1022, as every argument is here where
-    # the operation does not refuse (see inv); a product, so that the loop vectorizes
-    return x * BELOW
+# midrad's up, and its down as down_normal: np.nextafter(x, -inf) for every normal
+# x > 2^-1022, as every argument of down is here where the operation does not refuse (see inv)
+up, down = compiled_rounding()
 
 
 @jit

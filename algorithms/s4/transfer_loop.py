@@ -13,17 +13,14 @@ numpy operations do.  The loop is numba's (``transfer_jit``), compiled with the 
 ``arith.compiled`` (no fast-math: each operation rounds once to nearest, nothing fused or
 reassociated); it is used only where ``midrad_rows``' compiled loop passed its bitwise
 check in this process and this loop's H is bitwise ``transfer_disks``' on a probe
-(``available``); otherwise ``transfer_disks`` runs on numpy.  Lemmas 2-5 hold for each
+(the gate ``GATE``); otherwise ``transfer_disks`` runs on numpy.  Lemmas 2-5 hold for each
 operation as computed, so the disks contain the exact H (section 5 of the proof).
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from ...arith import compiled as compiled_loops
-from ...arith.compiled import same_floats
+from ...arith.compiled import Gate, same_floats
 from ...arith.midrad import MR, RangeError
 from . import midrad_rows
 
@@ -47,13 +44,8 @@ def _probe_blocks(seed: int = 20261201):
     return blocks, Z, Mh, M // 2 + Mh * np.arange(K)
 
 
-@lru_cache(maxsize=1)
-def available() -> bool:
-    """Whether the compiled loop may run: the rows loop of ``midrad_rows`` passed its
-    bitwise check in this process (numba is there, with the same compiler settings), and
-    this loop gives bitwise ``transfer_disks``' H on a probe (NaN with NaN)."""
-    if midrad_rows.compiled(1 << 40) is None:
-        return False
+def _agrees() -> bool:
+    """Whether this loop gives bitwise ``transfer_disks``' H on a probe (NaN with NaN)."""
     from .midrad import transfer_disks
     blocks, Z, Mh, skip = _probe_blocks()
     K = len(blocks[("C", "B")]) // Mh
@@ -72,11 +64,11 @@ def available() -> bool:
 #: import and the checks, about a second)
 MIN_POSITIONS = 1 << 12
 
-
-def use(positions: int) -> bool:
-    """Whether to run the compiled loop on ``positions`` disks: ``S4CERT_COMPILED`` "0"
-    never, "1" whenever ``available``, else from ``MIN_POSITIONS`` on when ``available``."""
-    return compiled_loops.wanted(positions, MIN_POSITIONS) and available()
+#: the loop, from ``MIN_POSITIONS`` disks on: where the rows loop of ``midrad_rows`` passed
+#: its bitwise check in this process (numba with the same compiler settings) and ``_agrees``
+GATE = Gate("float64 rank-one transfer", MIN_POSITIONS, _agrees, requires=(midrad_rows.ROWS,))
+#: whether to run the loop on so many positions (``midrad_batch``'s name for ``GATE.use``)
+use = GATE.use
 
 
 def transfer_rank_one(blocks: dict, Z: MR, Mh: int, skip: np.ndarray | None) -> MR:

@@ -7,31 +7,22 @@ from typing import Any
 
 import numpy as np
 
+from ....arith.midrad import U, down, next_up
 from .geometry import ArcTree
 from .plan import Plan
 
-_U = 2.0 ** -53
 
-
-# -- directed rounding on nonnegative float arrays ---------------------------------------
-
-def _up(x):
-    return np.nextafter(x, np.inf)
-
-
-def _dn(x):
-    return np.nextafter(x, -np.inf)
-
+# -- directed rounding on nonnegative float arrays: one float step (arith.midrad) ----------
 
 def _add_up(a, b):
     """a + b rounded up, for a, b >= 0 (a sum of nonnegative floats is 0 only when exact)."""
     s = a + b
-    return np.where(s == 0, 0.0, _up(s))
+    return np.where(s == 0, 0.0, next_up(s))
 
 
 def _mul_up(a, b):
     """a * b rounded up, for a, b >= 0; exactly 0 when a factor is 0."""
-    return np.where((a == 0) | (b == 0), 0.0, _up(a * b))
+    return np.where((a == 0) | (b == 0), 0.0, next_up(a * b))
 
 
 @np.errstate(over="ignore")  # an overflow to inf is an upper bound still
@@ -39,8 +30,8 @@ def _pow_up(x: np.ndarray, k: int) -> np.ndarray:
     out, base, k0 = np.ones_like(x), x.copy(), k
     while k:
         if k & 1:
-            out = _up(out * base)
-        base = _up(base * base)
+            out = next_up(out * base)
+        base = next_up(base * base)
         k >>= 1
     return np.where(x == 0, 0.0, out) if k0 else out
 
@@ -50,8 +41,8 @@ def _pow_dn(x: np.ndarray, k: int) -> np.ndarray:
     out, base = np.ones_like(x), x.copy()
     while k:
         if k & 1:
-            out = _dn(out * base)
-        base = _dn(base * base)
+            out = down(out * base)
+        base = down(base * base)
         k >>= 1
     return out
 
@@ -62,8 +53,8 @@ def _sum_up(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray
     ``computed * (1 + 4 k u)`` while ``k u <= 1/4``."""
     total = np.bincount(groups, weights=values, minlength=n_groups)
     k = np.bincount(groups, minlength=n_groups).astype(float)
-    factor = _up(1 + _up(4 * k * _U))
-    return np.where(total == 0, 0.0, np.where(k * _U <= 0.25, _up(total * factor), np.inf))
+    factor = next_up(1 + next_up(4 * k * U))
+    return np.where(total == 0, 0.0, np.where(k * U <= 0.25, next_up(total * factor), np.inf))
 
 
 def _total_up(values: np.ndarray) -> float:
@@ -86,19 +77,19 @@ def truncation_bounds(plan: Plan, absw: np.ndarray, p: int, p0: int) -> tuple[np
             E = np.repeat(E, 2, axis=1)
         js, bs, lo, tb = plan.levels[l]
         if js.size:
-            f = _up(_pow_up(tb, p) / _dn(_dn(1 - tb) * lo))
+            f = next_up(_pow_up(tb, p) / down(down(1 - tb) * lo))
             for i in range(nw):
                 E[i] = _add_up(E[i], _sum_up(_mul_up(absw[i, js], f), bs, 1 << l))
     E = np.repeat(E, tree.leaf, axis=1)
     B_in, B_out = np.zeros(nw), np.zeros(nw)
     if plan.inner:
         m = plan.mag[plan.inner]
-        f = _up(_pow_up(m, p0) / _dn(1 - m))
+        f = next_up(_pow_up(m, p0) / down(1 - m))
         B_in = np.array([_total_up(_mul_up(absw[i, plan.inner], f)) for i in range(nw)])
     if plan.outer:
         m = plan.mag[plan.outer]
         with np.errstate(over="ignore"):  # inf rounds down to the largest float: still a lower bound
-            f = _up(1 / _dn(_pow_dn(m, p0) * _dn(m - 1)))
+            f = next_up(1 / down(_pow_dn(m, p0) * down(m - 1)))
         B_out = np.array([_total_up(_mul_up(absw[i, plan.outer], f)) for i in range(nw)])
     return _add_up(E, _add_up(B_in, B_out)[:, None]), B_in, B_out
 

@@ -247,6 +247,41 @@ def test_truncated_and_damaged_archives(tmp_path, kernels, cut):
     assert "\n" not in str(e.value)
 
 
+_ARCHIVE: dict = {}
+
+
+def _valid_archive() -> bytes:
+    if not _ARCHIVE:
+        import tempfile
+        ck = certify_kernel(MODEL, STEP, 8, 1e-25, counts=False, arithmetic="double-double")
+        with tempfile.TemporaryDirectory() as d:
+            path = f"{d}/k.npz"
+            save_kernel(path, ck, MODEL, STEP)
+            with open(path, "rb") as fh:
+                _ARCHIVE["bytes"] = fh.read()
+    return _ARCHIVE["bytes"]
+
+
+@given(st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)), min_size=1, max_size=6),
+       st.sampled_from([None, 0.5, 0.97]))
+def test_altered_bytes_load_or_are_refused_with_one_line(tmp_path_factory, edits, cut):
+    """Any altered byte, anywhere: the archive loads (its digest then says whether it is
+    what was written) or is refused with one ValueError line; nothing else escapes."""
+    data = bytearray(_valid_archive())
+    for where, value in edits:
+        data[int(where * len(data))] = value
+    if cut is not None:
+        data = data[:int(cut * len(data))]
+    path = tmp_path_factory.mktemp("fuzz") / "k.npz"
+    path.write_bytes(bytes(data))
+    try:
+        kf = load_kernel(path)
+    except ValueError as e:
+        assert "\n" not in str(e)
+    else:
+        assert isinstance(kf.digest_ok, bool) and kf.L == 8
+
+
 def test_members_are_the_documented_ones(tmp_path, kernels):
     path, _ = _save(tmp_path, kernels["a-priori"])
     with zipfile.ZipFile(path) as zf:

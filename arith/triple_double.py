@@ -11,7 +11,10 @@ returns disks that contain the exact result of the same operation on any points 
 operand disks (``proofs/triple_double.md``).  Parts and radii above ``BIG = 2^500`` in
 magnitude are refused (``arith.midrad.RangeError``): below it no split, product or sum
 overflows; tiny values cost an absolute allowance of at most ``TINY_TD = 2^-938`` per
-operation (Dekker's products below 2^-900 are not relied on).
+operation (Dekker's products below 2^-900 are not relied on).  The operations run on whole
+arrays in blocks of 2^14 elements (numpy), or, on arrays of at least 2^12 elements and with
+numba installed, as compiled loops that are bitwise the array forms (checked on probes before
+first use; ``S4CERT_COMPILED=0`` turns them off).
 
 >>> x = TD.exact([1 + 1j])
 >>> y = x.mul(x.inv())

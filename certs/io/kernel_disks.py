@@ -27,7 +27,8 @@ import numpy as np
 from flint import acb, ctx
 
 from ...algorithms.s4.midrad import ARITHMETIC as FLOAT64_ARITHMETIC
-from .numbers import arb_parts, arb_point, exact_arb, parse_rational, rational_string
+from ...arith.ball import float_upper
+from .numbers import arb_parts, arb_point, dyadic_bits, exact_arb, parse_rational, rational_string
 
 #: what the kernel disks are, by mode (the ``kernel.source`` field)
 SOURCES = {"ball": "ball enclosure", "exact": "exact values", "a-priori": "rounded circuit outputs",
@@ -180,21 +181,15 @@ def float64_disks(re: list, im: list, rad: list) -> tuple[np.ndarray, np.ndarray
     """float64 ``mid`` and ``rad`` with the disk (mid_j, rad_j) holding the exact disk
     ((re_j, im_j), rad_j): the centre rounded to nearest, the radius the exact radius
     plus the rounding, computed in balls and rounded up."""
-    from ...arith.ball import float_upper
     L = len(re)
     mid = np.array([complex(float(a), float(b)) for a, b in zip(re, im)], dtype=np.complex128).reshape(L)
     out = np.empty(L)
-    prec = max([64] + [_bits(x) for x in list(re) + list(im)]) + 64
+    prec = max([64] + [dyadic_bits(x) for x in list(re) + list(im)]) + 64
     with ctx.workprec(prec):
         for j, (a, b, r, m) in enumerate(zip(re, im, rad, mid.tolist())):
             d = acb(exact_arb(a - Fraction(m.real), prec=prec), exact_arb(b - Fraction(m.imag), prec=prec))
             out[j] = float_upper((abs(d) + exact_arb(r)).upper())
     return mid, out
-
-
-def _bits(q: Fraction) -> int:
-    from .numbers import dyadic_bits
-    return dyadic_bits(q)
 
 
 # -- the disks of a certified kernel ---------------------------------------------------------

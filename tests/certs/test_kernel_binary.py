@@ -320,7 +320,7 @@ def test_writing_takes_far_less_than_300_bytes_per_entry(tmp_path):
     """Peak Python allocation of disks_of + the binary file + its write, per kernel entry
     (the certification's own memory is not counted here)."""
     m = DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1])
-    n = 1 << 16
+    n = 1 << 15
     ck = certify_kernel(m, 0.01, n, 1e-10, counts=False, arithmetic="float64")
     tracemalloc.start()
     try:

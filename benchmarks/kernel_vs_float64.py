@@ -131,7 +131,7 @@ def main() -> None:
     p.add_argument("--sizes", default="64x16384")
     p.add_argument("--eps", default="1e-12,1e-24,1e-30,1e-60", help="eps as multiples of max|K|")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double"], default="auto")
+    p.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double", "triple-double"], default="auto")
     args = p.parse_args()
     factors = [float(v) for v in args.eps.split(",")]
     print(f"{'N':>4} {'L':>6} {'eps/max|K|':>10} {'f64 min s':>9} {'f64 med s':>9} {'cert min s':>10} "

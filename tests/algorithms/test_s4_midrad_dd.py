@@ -199,3 +199,25 @@ def test_inverse_dft_every_layout(M, scale):
             assert _dd_holds_ball(complex(K.rh[j], K.ih[j]), complex(K.rl[j], K.il[j]), float(K.rad[j]), ref[j])
         if scale >= 1e-150:                              # the rounding stays near u^2 |h| per stage
             assert float(K.rad.max()) <= 2.0 ** -100 * scale * max(1, math.log2(M))
+
+
+def test_every_dissipative_model_is_certified():
+    """The dissipative models of the random family's sizes (tests.helpers.dissipative_dplr:
+    well inside the route's range, ranks 1 and 2, some with an exceptional index) are all
+    certified on double-double disks, and the disks contain the exact kernels: 12 of 12."""
+    from s4cert.certs.routing import exact_partition
+    from tests.algorithms.test_s4_midrad import DISSIPATIVE_CASES
+    from tests.helpers import dissipative_dplr
+    certified = 0
+    for seed, N, r, step, exceptional, L in DISSIPATIVE_CASES:
+        m = dissipative_dplr(seed, N, r, step, exceptional)
+        res = filter_kernel_dd(m, step, L, exceptional=exact_partition(m, step))
+        if not res.ok:
+            continue
+        hi, lo, rad = res.info["dd"]
+        for j, (re, im) in enumerate(exact_kernel(m, step, L)):
+            dr = re - Fraction(float(hi[j].real)) - Fraction(float(lo[j].real))
+            di = im - Fraction(float(hi[j].imag)) - Fraction(float(lo[j].imag))
+            assert dr * dr + di * di <= Fraction(float(rad[j])) ** 2
+        certified += 1
+    assert certified == len(DISSIPATIVE_CASES) == 12

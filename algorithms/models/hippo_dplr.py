@@ -39,6 +39,9 @@ from .hippo_verified_eig import (StructuredSkew, VerificationFailed, dense_skew_
 #: and the ball route above it
 VERIFIED_MAX_PREC = 224
 ROUTES = ("auto", "verified", "ball")
+#: the verified route reads its inputs (square roots, U, V, B~, C~) as balls of at least
+#: this many bits, well past triple-double accuracy
+VERIFIED_INPUT_PREC = 256
 
 
 def _to_acb_rows(H: list[list], prec: int) -> list[list]:
@@ -148,12 +151,11 @@ def _uses_verified(route: str, prec: int, algorithm: str | None) -> bool:
 def structured_skew(kind: str, N: int, theta: Fraction | None, prec: int) -> StructuredSkew:
     """The skew part K of the split's H (proofs/hippo_nplr.md) as ``kappa D (T o M) D``:
     LegS ``kappa = 1/2``, ``d_n = sqrt(2n+1)``; LegT ``kappa = 1/theta``, the same d, M the
-    parity mask; LagT ``kappa = 1/2``, ``d = 1``.  Disks from balls at ``prec`` bits."""
+    parity mask; LagT ``kappa = 1/2``, ``d = 1``; balls at ``prec`` bits."""
     F = BallField(prec)
     d = [F.one() for _ in range(N)] if kind == "lagt" else [field_sqrt(F, 2 * n + 1) for n in range(N)]
     kappa = F.from_number(Fraction(1) / theta if kind == "legt" else Fraction(1, 2))
-    return StructuredSkew(dd_of_balls(d, prec), dd_of_balls([kappa], prec), kind == "legt",
-                          np.array([float(x.real.mid()) for x in d]), float(kappa.real.mid()))
+    return StructuredSkew(d, kappa, kind == "legt")
 
 
 def split_vectors(F, kind: str, N: int, theta: Fraction | None) -> tuple[list[list], list[list], list, list]:
@@ -193,11 +195,11 @@ def split_model(H: list[list], shift: Fraction, U: list[list], V: list[list], B:
     route = _check_route(route, algorithm)
     if _uses_verified(route, prec, algorithm):
         try:
-            F = BallField(max(prec, 128))
+            F = BallField(max(prec, VERIFIED_INPUT_PREC))
             if op is None:
                 c = F.from_number(shift)
                 op = dense_skew_of_balls([[F.from_number(x) if i != j else F.sub(F.from_number(x), c)
-                                           for j, x in enumerate(row)] for i, row in enumerate(H)], max(prec, 128))
+                                           for j, x in enumerate(row)] for i, row in enumerate(H)], F.prec)
             fm = F.from_number
             Ub = [[fm(x) for x in row] for row in U]
             Vb = Ub if V is U else [[fm(x) for x in row] for row in V]
@@ -222,7 +224,7 @@ def dplr_with_route(kind: str, N: int, theta: Any = None, prec: int = 128, C: An
     if not isinstance(prec, int) or isinstance(prec, bool) or prec < 2:
         raise ValueError(f"prec must be an integer >= 2 bits, got {prec!r}")
     if _uses_verified(route, prec, algorithm):
-        work = max(prec, 128)
+        work = max(prec, VERIFIED_INPUT_PREC)
         F = BallField(work)
         U, V, B, S = split_vectors(F, kind, N, th)
         Ct = [F.mul(F.conj(s), F.from_number(c)) for s, c in zip(S, check_C(C, N))]

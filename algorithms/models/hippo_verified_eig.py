@@ -1,10 +1,11 @@
 """A verified fast unitary diagonalization of ``H = c I + K``, K real skew-symmetric
 (proofs/verified_eig.md).
 
-``numpy.linalg.eigh`` of the Hermitian ``A = -i K`` gives float64 eigenpairs; one Newton
-step (float64 BLAS on a double-double residual) refines the eigenvectors to about
-double-double accuracy; then an a-posteriori verification on double-double disks
-(``arith.double_double.DD``, rigorous under round to nearest) encloses every eigenvalue
+``numpy.linalg.eigh`` of the Hermitian ``A = -i K`` gives float64 eigenpairs; two Newton
+steps (float64 BLAS on a double-double, then a triple-double residual) refine them to about
+triple-double accuracy; then an a-posteriori verification on triple-double disks
+(``arith.triple_double.TD``, rigorous under round to nearest; ``arith.double_double.DD``
+disks serve the first step) encloses every eigenvalue
 (a residual bound per column), proves them simple (the enclosures are disjoint) and bounds
 the distance of each refined column to a true unit eigenvector (a sin-theta bound from the
 gaps).  Only the products the DPLR model needs (``w_i* v`` for the split's vectors) are
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import acb, arb, fmpq
+from flint import acb, arb, ctx, fmpq
 
-from ...arith.disk_convert import balls_of_disks, dd_midpoints, dd_of_balls
+from ...arith.disk_convert import dd_of_balls
 from ...arith.double_double import DD
 from ...arith.dd_kernels import two_sum
+from ...arith.triple_double import TD, normalized as td_normalized, td_of_balls
 from ...arith.fpenv import probe
 from ...arith.midrad import RangeError, sum_upper, up
 
@@ -36,86 +38,141 @@ class VerificationFailed(ArithmeticError):
     """The a-posteriori checks did not hold (a cluster, or an input the route cannot bound)."""
 
 
-#: columns processed at a time (bounds the memory to O(N BLOCK) double-double disks)
+#: columns processed at a time (bounds the memory to O(N BLOCK) disks)
 BLOCK = 128
-_FIELDS = ("rh", "rl", "ih", "il", "rad")
+#: precision of the balls the triple-double disks are read from
+TD_PREC = 400
+_DD_FIELDS = ("rh", "rl", "ih", "il", "rad")
+_TD_FIELDS = ("r0", "r1", "r2", "i0", "i1", "i2", "rad")
 
 
-def _zeros_dd(shape) -> DD:
-    return DD(*(np.zeros(shape) for _ in _FIELDS))
+def _fields(x) -> tuple[str, ...]:
+    return _TD_FIELDS if isinstance(x, TD) else _DD_FIELDS
 
 
-def _points(hi: np.ndarray, lo: np.ndarray) -> DD:
-    """Exact points hi + lo (complex parts) as radius-0 disks."""
-    return DD(hi.real.copy(), lo.real.copy(), hi.imag.copy(), lo.imag.copy(), np.zeros(hi.shape))
+def _like(x, arrays):
+    return type(x)(*arrays)
 
 
-def _take(x: DD, idx) -> DD:
-    return DD(*(getattr(x, f)[idx] for f in _FIELDS))
+def _zeros(cls, shape):
+    n = 7 if cls is TD else 5
+    return cls(*(np.zeros(shape) for _ in range(n)))
 
 
-def _full(x: DD, shape) -> DD:
+def _points(parts: list[np.ndarray]):
+    """Exact points (complex arrays: a DD from two parts, a normalized TD from three) as
+    radius-0 disks."""
+    z = np.zeros(parts[0].shape)
+    if len(parts) == 2:
+        return DD(parts[0].real.copy(), parts[1].real.copy(), parts[0].imag.copy(), parts[1].imag.copy(), z)
+    return td_normalized(TD(*(p.real.copy() for p in parts), *(p.imag.copy() for p in parts), z))
+
+
+def _parts_of(x) -> list[np.ndarray]:
+    """The midpoints' parts as complex arrays (their sum is the midpoint)."""
+    if isinstance(x, TD):
+        return [x.r0 + 1j * x.i0, x.r1 + 1j * x.i1, x.r2 + 1j * x.i2]
+    return [x.rh + 1j * x.ih, x.rl + 1j * x.il]
+
+
+def _take(x, idx):
+    return _like(x, (getattr(x, f)[idx] for f in _fields(x)))
+
+
+def _full(x, shape):
     """The disks broadcast to ``shape`` (as arrays of their own)."""
-    return DD(*(np.broadcast_to(getattr(x, f), shape).copy() for f in _FIELDS))
+    return _like(x, (np.broadcast_to(getattr(x, f), shape).copy() for f in _fields(x)))
 
 
-def _concat(parts: list[DD], axis: int = 0) -> DD:
-    return DD(*(np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in _FIELDS))
+def _concat(parts: list, axis: int = 0):
+    return _like(parts[0], (np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in _fields(parts[0])))
 
 
-def column_sums(x: DD) -> DD:
+def _assign(x, idx, v) -> None:
+    for f in _fields(x):
+        getattr(x, f)[idx] = getattr(v, f)
+
+
+def _real_lower(x) -> np.ndarray:
+    """A lower bound of the real part over each disk: the parts' sum minus the radius,
+    each step rounded down."""
+    parts = [x.r0, x.r1, x.r2] if isinstance(x, TD) else [x.rh, x.rl]
+    acc = parts[0]
+    for q in parts[1:]:
+        acc = np.nextafter(acc - np.abs(q), -np.inf)
+    return np.nextafter(acc - x.rad, -np.inf)
+
+
+def _real_upper(x) -> np.ndarray:
+    parts = [x.r0, x.r1, x.r2] if isinstance(x, TD) else [x.rh, x.rl]
+    acc = parts[0]
+    for q in parts[1:]:
+        acc = np.nextafter(acc + np.abs(q), np.inf)
+    return np.nextafter(acc + x.rad, np.inf)
+
+
+def column_sums(x):
     """Disks containing the sums over axis 0 (pairwise: log2(N) vectorized additions)."""
-    while x.rh.shape[0] > 1:
-        n = x.rh.shape[0]
+    while _shape(x)[0] > 1:
+        n = _shape(x)[0]
         half = n // 2
         s = _take(x, slice(0, half)).add(_take(x, slice(half, 2 * half)))
         x = _concat([s, _take(x, slice(n - 1, n))]) if n % 2 else s
     return _take(x, 0)
 
 
-def exclusive_prefix(Z: DD) -> DD:
+def exclusive_prefix(Z):
     """Disks containing ``E_j = sum_{j' < j} Z_j'`` for j = 0..n (n + 1 rows; E_n the total):
     in groups of about sqrt(n) rows, the running sums inside the groups (all groups at
     once), the running sums of the group totals, then each group's offset added."""
-    n, rest = Z.rh.shape[0], Z.rh.shape[1:]
+    n, rest = _shape(Z)[0], _shape(Z)[1:]
     b = max(1, int(np.ceil(np.sqrt(n))))
     g = -(-n // b)
-    pad = _concat([Z, _zeros_dd((g * b - n,) + rest)]) if g * b > n else Z
-    Zg = DD(*(getattr(pad, f).reshape((g, b) + rest) for f in _FIELDS))
-    inner = _zeros_dd((g, b) + rest)
-    acc = _zeros_dd((g,) + rest)
+    cls, F = type(Z), _fields(Z)
+    pad = _concat([Z, _zeros(cls, (g * b - n,) + rest)]) if g * b > n else Z
+    Zg = cls(*(getattr(pad, f).reshape((g, b) + rest) for f in F))
+    inner = _zeros(cls, (g, b) + rest)
+    acc = _zeros(cls, (g,) + rest)
     for j in range(b):
-        for f in _FIELDS:
-            getattr(inner, f)[:, j] = getattr(acc, f)
+        _assign(inner, (slice(None), j), acc)
         acc = acc.add(_take(Zg, (slice(None), j)))
-    offsets = _zeros_dd((g,) + rest)
-    run = _zeros_dd(rest)
+    offsets = _zeros(cls, (g,) + rest)
+    run = _zeros(cls, rest)
     for i in range(g):
-        for f in _FIELDS:
-            getattr(offsets, f)[i] = getattr(run, f)
+        _assign(offsets, i, run)
         run = run.add(_take(acc, i))
-    E = inner.add(_full(DD(*(getattr(offsets, f)[:, None] for f in _FIELDS)), (g, b) + rest))
-    E = DD(*(getattr(E, f).reshape((g * b,) + rest)[:n] for f in _FIELDS))
-    return _concat([E, DD(*(getattr(run, f)[None] for f in _FIELDS))])
+    E = inner.add(_full(cls(*(getattr(offsets, f)[:, None] for f in F)), (g, b) + rest))
+    E = cls(*(getattr(E, f).reshape((g * b,) + rest)[:n] for f in F))
+    return _concat([E, cls(*(getattr(run, f)[None] for f in F))])
+
+
+def _disks_of(balls: list, cls):
+    """Disks of class ``cls`` containing acb balls."""
+    return td_of_balls(balls, TD_PREC) if cls is TD else dd_of_balls(balls, TD_PREC)
 
 
 @dataclass
 class StructuredSkew:
     """``K = kappa D (T o M) D``: ``(K X)_n = kappa d_n sum_{k != n, M_nk = 1} sign(k - n) d_k X_k``.
 
-    ``d`` and ``kappa`` are disks containing the exact values (``d`` per row, ``kappa`` one
-    entry); ``parity`` selects ``M_nk = [n + k odd]`` (LegT), else M is all ones.
-    ``d_float``, ``kappa_float`` are their float approximations (for the float64 matrix)."""
+    ``d`` (per row) and ``kappa`` are acb balls containing the exact values; ``parity``
+    selects ``M_nk = [n + k odd]`` (LegT), else M is all ones."""
 
-    d: DD
-    kappa: DD
+    d: list
+    kappa: acb
     parity: bool
-    d_float: np.ndarray
-    kappa_float: float
+
+    def __post_init__(self) -> None:
+        self._disks = {}
 
     @property
     def N(self) -> int:
-        return self.d.rh.shape[0]
+        return len(self.d)
+
+    def _of(self, cls):
+        if cls not in self._disks:
+            self._disks[cls] = (_disks_of(self.d, cls), _disks_of([self.kappa], cls))
+        return self._disks[cls]
 
     def dense_float(self) -> np.ndarray:
         """K in float64 (approximate: only the eigen-solver's input)."""
@@ -123,68 +180,74 @@ class StructuredSkew:
         sign = np.sign(n[None, :] - n[:, None]).astype(np.float64)
         if self.parity:
             sign *= (n[:, None] + n[None, :]) % 2
-        return self.kappa_float * sign * np.outer(self.d_float, self.d_float)
+        d = np.array([float(x.real.mid()) for x in self.d])
+        return float(self.kappa.real.mid()) * sign * np.outer(d, d)
 
-    def apply(self, X: DD) -> DD:
-        """Disks containing K X for every point of X (N x m).  With ``Y = D X`` and E the
-        exclusive prefix sums of Y over the rows of the class that row n meets,
+    def apply(self, X):
+        """Disks containing K X for every point of X (N x m, DD or TD).  With ``Y = D X`` and
+        E the exclusive prefix sums of Y over the rows of the class that row n meets,
         ``sum_{k > n} - sum_{k < n} = E_total - 2 E_n - [Y_n if n is in that class]``."""
-        N = self.N
-        Y = X.mul(_full(self.d.reshape(N, 1), X.rh.shape))
+        N, cls, shape = self.N, type(X), _shape(X)
+        d, kappa = self._of(cls)
+        dcol = _full(d.reshape(N, 1), shape)
+        Y = X.mul(dcol)
         if not self.parity:
             E = exclusive_prefix(Y)
-            total = _full(_take(E, slice(N, N + 1)), Y.rh.shape)
+            total = _full(_take(E, slice(N, N + 1)), shape)
             head = _take(E, slice(0, N))
             T = total.sub(head.add(head)).sub(Y)
         else:
             Ee, Eo = exclusive_prefix(_take(Y, slice(0, N, 2))), exclusive_prefix(_take(Y, slice(1, N, 2)))
             n = np.arange(N)
             even, odd = n[0::2], n[1::2]
-            parts = _zeros_dd(Y.rh.shape)
+            T = _zeros(cls, shape)
             # n = 2a meets the odd rows k = 2j + 1 < n: j < a; n = 2a + 1 meets the even rows k = 2j <= 2a
             for rows, E, idx in ((even, Eo, even // 2), (odd, Ee, odd // 2 + 1)):
                 if len(rows) == 0:
                     continue
-                m = E.rh.shape[0] - 1
+                m = _shape(E)[0] - 1
                 head = _take(E, idx)
-                total = _full(_take(E, slice(m, m + 1)), head.rh.shape)
-                block = total.sub(head.add(head))
-                for f in _FIELDS:
-                    getattr(parts, f)[rows] = getattr(block, f)
-            T = parts
-        return T.mul(_full(self.d.reshape(N, 1), T.rh.shape)).mul(_full(self.kappa.reshape(1, 1), T.rh.shape))
+                total = _full(_take(E, slice(m, m + 1)), _shape(head))
+                _assign(T, rows, total.sub(head.add(head)))
+        return T.mul(dcol).mul(_full(kappa.reshape(1, 1), shape))
+
+
+def _shape(x) -> tuple:
+    return x.rh.shape if isinstance(x, DD) else x.r0.shape
 
 
 @dataclass
 class DenseSkew:
-    """A dense K given as disks (N x N) containing the exact entries; ``K`` must be real
-    skew-symmetric (the caller's statement)."""
+    """A dense K given as acb balls (N x N rows) containing the exact entries; ``K`` must be
+    real skew-symmetric (the caller's statement)."""
 
-    K: DD
+    K: list[list]
+
+    def __post_init__(self) -> None:
+        self._disks = {}
 
     @property
     def N(self) -> int:
-        return self.K.rh.shape[0]
+        return len(self.K)
 
     def dense_float(self) -> np.ndarray:
-        return self.K.rh + self.K.rl
+        return np.array([[float(x.real.mid()) for x in row] for row in self.K])
 
-    def apply(self, X: DD) -> DD:
-        out = _zeros_dd(X.rh.shape)
-        for k in range(self.N):
-            shape = X.rh.shape
-            col = DD(*(np.broadcast_to(getattr(self.K, f)[:, k:k + 1], shape).copy()
-                       for f in ("rh", "rl", "ih", "il", "rad")))
-            row = DD(*(getattr(X, f)[k:k + 1, :] for f in ("rh", "rl", "ih", "il", "rad")))
-            out = out.add(col.mul(row))
+    def apply(self, X):
+        cls, shape, N = type(X), _shape(X), self.N
+        if cls not in self._disks:
+            self._disks[cls] = _disks_of([x for row in self.K for x in row], cls).reshape(N, N)
+        K = self._disks[cls]
+        out = _zeros(cls, shape)
+        for k in range(N):
+            col = _full(_take(K, (slice(None), slice(k, k + 1))), shape)
+            out = out.add(col.mul(_full(_take(X, (slice(k, k + 1), slice(None))), shape)))
         return out
 
 
 def dense_skew_of_balls(K: list[list], prec: int) -> DenseSkew:
-    """A :class:`DenseSkew` from acb balls (or numbers read by acb)."""
-    N = len(K)
-    flat = dd_of_balls([acb(x) for row in K for x in row], prec)
-    return DenseSkew(flat.reshape(N, N))
+    """A :class:`DenseSkew` from acb balls."""
+    return DenseSkew([[acb(x) for x in row] for row in K])
 
 
 # -- the route -------------------------------------------------------------------------
@@ -193,96 +256,115 @@ def _blocks(N: int):
     return [slice(j, min(j + BLOCK, N)) for j in range(0, N, BLOCK)]
 
 
-def _residual(op, X: DD, omega_hi: np.ndarray, omega_lo: np.ndarray) -> DD:
-    """Disks containing ``K X - X diag(i omega)`` (the residual of A = -iK, times i)."""
-    shape = X.rh.shape
-    z = np.zeros(shape)
-    i_omega = DD(z, z.copy(), np.broadcast_to(omega_hi, shape).copy(), np.broadcast_to(omega_lo, shape).copy(),
-                 z.copy())
-    return op.apply(X).sub(X.mul(i_omega))
+def _broadcast_points(parts: list[np.ndarray], shape):
+    return _points([np.broadcast_to(p, shape).astype(np.complex128) for p in parts])
 
 
-def _column_norms2(X: DD) -> DD:
+def _residual(op, X, omega: list[np.ndarray]):
+    """Disks containing ``K X - X diag(i omega)`` (the residual of A = -iK, times i);
+    ``omega``: the parts of the real omega_i, X's class."""
+    shape = _shape(X)
+    return op.apply(X).sub(X.mul(_broadcast_points([1j * w for w in omega], shape)))
+
+
+def _column_norms2(X):
     """Disks containing ||x_i||^2 for the columns of X."""
     return column_sums(X.mul(X.conj()))
 
 
-def _refine(op, omega: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One Newton step on float64 eigenpairs of A = -iK (not relied on for rigour: the
-    verification bounds whatever it returns): the double-double residual F of A, rounded,
-    C = X* F, omega' = omega + Re C_ii, X' = X + X E with E_ji = -C_ji / (omega_j - omega_i),
-    then each column scaled to unit norm in double-double.  Returns (omega' hi, lo, X' hi, lo)."""
-    N = X.shape[0]
-    F = np.empty_like(X)
+def _rounded(x) -> np.ndarray:
+    """The midpoints rounded to complex128 (approximately: not relied on)."""
+    return sum(_parts_of(x)[::-1])
+
+
+def _newton(op, omega: list[np.ndarray], X: list[np.ndarray], cls) -> tuple[list, list]:
+    """One Newton step on eigenpairs of A = -iK (omega, X given by their parts; not relied
+    on for rigour: the verification bounds whatever it returns): the residual F of A in
+    ``cls`` disks, rounded to float64, C = X* F, omega' = omega + Re C_ii,
+    X' = X + X E with E_ji = -C_ji / (omega_j - omega_i), then each column scaled to unit
+    norm in ``cls`` disks.  Returns the parts of omega' and X' (one part more than given)."""
+    N = X[0].shape[0]
+    F = np.empty_like(X[0])
+    parts = 3 if cls is TD else 2
+    Xp = list(X) + [np.zeros_like(X[0])] * (parts - len(X))
+    wp = list(omega) + [np.zeros_like(omega[0])] * (parts - len(omega))
     for b in _blocks(N):
-        R = _residual(op, _points(X[:, b], np.zeros_like(X[:, b])), omega[b], np.zeros(len(omega[b])))
-        F[:, b] = -1j * ((R.rh + R.rl) + 1j * (R.ih + R.il))      # A X - X Omega, rounded to float64
-    C = X.conj().T @ F
-    diff = omega[:, None] - omega[None, :]               # omega_j - omega_i at [j, i]
-    scale = max(1.0, float(np.max(np.abs(omega))))
+        R = _residual(op, _points([x[:, b] for x in Xp]), [w[b] for w in wp])
+        F[:, b] = -1j * _rounded(R)                       # A X - X Omega, rounded to float64
+    X0, w0 = X[0], omega[0]
+    C = X0.conj().T @ F
+    diff = w0[:, None] - w0[None, :]                       # omega_j - omega_i at [j, i]
+    scale = max(1.0, float(np.max(np.abs(w0))))
     safe = np.abs(diff) > 2.0 ** -40 * scale
     E = np.where(safe, -C / np.where(safe, diff, 1.0), 0.0)
-    om_hi, om_lo = two_sum(omega, np.real(np.diag(C)).copy())
+    corr = np.real(np.diag(C)).copy()
     del F, C, diff, safe
-    XE = X @ E
-    rh, rl = two_sum(X.real, XE.real)
-    ih, il = two_sum(X.imag, XE.imag)
+    XE = X0 @ E
+    del E
+    if len(X) == 1:                                        # float64 -> double-double
+        w_new = list(two_sum(w0, corr))
+        rh, rl = two_sum(X0.real, XE.real)
+        ih, il = two_sum(X0.imag, XE.imag)
+        X_new = [rh + 1j * ih, rl + 1j * il]
+    else:                                                  # double-double -> triple-double
+        w_new = list(omega) + [corr]
+        X_new = list(X) + [XE]
     del XE
-    X_hi, X_lo = rh + 1j * ih, rl + 1j * il
+    out = [np.empty_like(X_new[0]) for _ in X_new]
     for b in _blocks(N):
-        Xd = _points(X_hi[:, b], X_lo[:, b])
-        n2 = _column_norms2(Xd)
-        t = (n2.rh - 1.0) + n2.rl                        # |x|^2 - 1, about u
-        f_hi, f_lo = two_sum(np.ones(len(t)), -0.5 * t + 0.375 * t * t)   # 1/sqrt(1 + t) to about t^3
-        shape = Xd.rh.shape
-        z = np.zeros(shape)
-        f = DD(np.broadcast_to(f_hi, shape).copy(), np.broadcast_to(f_lo, shape).copy(), z, z.copy(), z.copy())
-        Y = Xd.mul(f)
-        X_hi[:, b], X_lo[:, b] = Y.rh + 1j * Y.ih, Y.rl + 1j * Y.il
-    return om_hi, om_lo, X_hi, X_lo
+        Xb = _points([x[:, b] for x in X_new])
+        n2 = _column_norms2(Xb)
+        p = [q.real for q in _parts_of(n2)]
+        t = (p[0] - 1.0) + sum(p[1:])                      # |x|^2 - 1, small
+        f = _broadcast_points([1.0 + 0j, -0.5 * t + 0.375 * t * t + 0j] + ([0j] if cls is TD else []), _shape(Xb))
+        Y = Xb.mul(f)                                      # 1/sqrt(1 + t) to about t^3
+        for o, q in zip(out, _parts_of(Y)):
+            o[:, b] = q
+    if cls is TD:
+        w_new = [q.real for q in _parts_of(_points([w + 0j for w in w_new]))]
+    return w_new, out
+
+
+@dataclass
+class Verified:
+    """What the verification proves (proofs/verified_eig.md): the eigenvalues of A = -iK
+    are exactly one in each interval ``[omega_i - rho_i, omega_i + rho_i]`` (omega_i the
+    sum of the parts ``omega``, disjoint, increasing), and the unit eigenvector w_i of the
+    i-th, with its phase chosen so that ``w_i* x_i >= 0``, satisfies
+    ``||w_i - x_i|| <= beta_i`` (x_i = column i of the sum of the parts ``X``).  ``zero``
+    is the index of an eigenvalue proved to be exactly 0 (or None)."""
+
+    omega: list[np.ndarray]
+    rho: np.ndarray
+    X: list[np.ndarray]
+    beta: np.ndarray
+    zero: int | None
 
 
 def _lower(x: np.ndarray) -> np.ndarray:
     return np.nextafter(x, -np.inf)
 
 
-@dataclass
-class Verified:
-    """What the verification proves (proofs/verified_eig.md): the eigenvalues of A = -iK
-    are exactly one in each interval ``[omega_i - rho_i, omega_i + rho_i]`` (omega_i =
-    ``omega_hi + omega_lo``, disjoint, increasing), and the unit eigenvector w_i of the
-    i-th, with its phase chosen so that ``w_i* x_i >= 0``, satisfies
-    ``||w_i - x_i|| <= beta_i`` (x_i = column i of ``X_hi + X_lo``).  ``zero`` is the index
-    of an eigenvalue proved to be exactly 0 (or None)."""
-
-    omega_hi: np.ndarray
-    omega_lo: np.ndarray
-    rho: np.ndarray
-    X_hi: np.ndarray
-    X_lo: np.ndarray
-    beta: np.ndarray
-    zero: int | None
-
-
-def verify(op, om_hi: np.ndarray, om_lo: np.ndarray, X_hi: np.ndarray, X_lo: np.ndarray) -> Verified:
-    """The a-posteriori enclosures of :class:`Verified` for the candidate pairs, or
-    VerificationFailed."""
-    N = X_hi.shape[0]
+def verify(op, omega: list[np.ndarray], X: list[np.ndarray]) -> Verified:
+    """The a-posteriori enclosures of :class:`Verified` for candidate pairs given by their
+    parts (two: double-double disks; three: triple-double), or VerificationFailed."""
+    N = X[0].shape[0]
     r, e = np.empty(N), np.empty(N)
     for b in _blocks(N):
-        X = _points(X_hi[:, b], X_lo[:, b])
-        a = _residual(op, X, om_hi[b], om_lo[b]).abs_upper()
+        Xb = _points([x[:, b] for x in X])
+        a = _residual(op, Xb, [w[b] for w in omega]).abs_upper()
         r[b] = up(np.sqrt(sum_upper(np.sum(a * a, axis=0), N)))          # ||K x_i - i omega_i x_i|| <= r_i
-        e[b] = _column_norms2(X).sub(DD.exact(np.ones(a.shape[1]))).abs_upper()   # | ||x_i||^2 - 1 | <= e_i
+        one = _points([np.ones(a.shape[1], complex)] + [np.zeros(a.shape[1], complex)] * (len(X) - 1))
+        e[b] = _column_norms2(Xb).sub(one).abs_upper()                      # | ||x_i||^2 - 1 | <= e_i
     if not (np.all(np.isfinite(r)) and float(np.max(e)) <= 0.25):
         raise VerificationFailed("the residuals or the column norms are not small")
     n_low = _lower(1.0 - e)                                    # ||x_i|| >= sqrt(1 - e) >= 1 - e
     rho = up(r / n_low)
+    w = _points([q + 0j for q in omega])
     if N == 1:
         delta = np.array([np.inf])
     else:
-        gaps = DD.from_parts(om_hi[1:], om_lo[1:], 0.0).sub(DD.from_parts(om_hi[:-1], om_lo[:-1], 0.0))
-        g_low = _lower(_lower(gaps.rh - np.abs(gaps.rl)) - gaps.rad)
+        g_low = _real_lower(_take(w, slice(1, N)).sub(_take(w, slice(0, N - 1))))
         if not np.all(g_low > up(rho[1:] + rho[:-1])):
             raise VerificationFailed("two eigenvalue enclosures are not certainly disjoint (a cluster)")
         left = np.concatenate([[np.inf], _lower(g_low - rho[:-1])])   # to the interval below
@@ -294,33 +376,33 @@ def verify(op, om_hi: np.ndarray, om_lo: np.ndarray, X_hi: np.ndarray, X_lo: np.
     if not np.all(s < 1.0):
         raise VerificationFailed("a sin-theta bound is not below 1 (the gap is too small)")
     beta = up(up(SQRT2_UP * s) + e)
-    return Verified(om_hi, om_lo, rho, X_hi, X_lo, beta, _exact_zero(om_hi, om_lo, rho))
+    return Verified(list(omega), rho, list(X), beta, _exact_zero(w, rho))
 
 
-def _exact_zero(om_hi, om_lo, rho) -> int | None:
+def _exact_zero(w, rho) -> int | None:
     """The index i whose interval contains 0 and whose mirror image meets no other
     interval: the spectrum of a real skew K is symmetric, so that eigenvalue is 0."""
-    lower = _lower(_lower(om_hi - np.abs(om_lo)) - rho)           # <= omega_i - rho_i
-    upper = np.nextafter(np.nextafter(om_hi + np.abs(om_lo), np.inf) + rho, np.inf)   # >= omega_i + rho_i
+    lower = _lower(_real_lower(w) - rho)                          # <= omega_i - rho_i
+    upper = np.nextafter(_real_upper(w) + rho, np.inf)             # >= omega_i + rho_i
     holds = np.nonzero((lower <= 0) & (upper >= 0))[0]
     if len(holds) != 1:
         return None
     i = int(holds[0])
     m_lo, m_hi = -upper[i], -lower[i]                 # the mirror image, widened outward
-    others = np.arange(len(om_hi)) != i
+    others = np.arange(len(lower)) != i
     meets = (lower[others] <= m_hi) & (upper[others] >= m_lo)
     return None if np.any(meets) else i
 
 
-def _norm_upper(v: DD) -> float:
+def _norm_upper(v) -> float:
     a = v.abs_upper()
     return float(up(np.sqrt(sum_upper(float(np.sum(a * a)), a.size))))
 
 
 def eigendecomposition(op) -> Verified:
-    """eigh of A = -iK, one refinement step, the verification (VerificationFailed when it
-    does not hold; RangeError when the floating-point environment is not IEEE round to
-    nearest)."""
+    """eigh of A = -iK, two refinement steps (double-double, then triple-double residuals),
+    the verification on triple-double disks (VerificationFailed when it does not hold;
+    RangeError when the floating-point environment is not IEEE round to nearest)."""
     env = probe()
     if not env.ok:
         raise RangeError(f"the floating-point environment breaks the rounding bounds: {env.reason}")
@@ -328,42 +410,46 @@ def eigendecomposition(op) -> Verified:
     if not np.all(np.isfinite(K)):
         raise VerificationFailed("the float64 matrix is not finite")
     omega, X = np.linalg.eigh(-1j * K)
-    om_hi, om_lo, X_hi, X_lo = _refine(op, omega, X)
-    order = np.argsort(om_hi, kind="stable")
-    return verify(op, om_hi[order], om_lo[order], X_hi[:, order], X_lo[:, order])
+    w, X = _newton(op, [omega], [X], DD)
+    w, X = _newton(op, w, X, TD)
+    order = np.argsort(w[0], kind="stable")
+    return verify(op, [q[order] for q in w], [x[:, order] for x in X])
+
+
+def _balls(x, extra: np.ndarray, prec: int) -> list[acb]:
+    """Balls containing the disks of x widened by ``extra``."""
+    parts = _parts_of(x)
+    rad = up(x.rad + extra)
+    out = []
+    with ctx.workprec(2200):                          # the parts' sums exactly
+        mids = [(sum((arb(float(p[j].real)) for p in parts), arb(0)),
+                 sum((arb(float(p[j].imag)) for p in parts), arb(0))) for j in range(len(rad))]
+    with ctx.workprec(prec):
+        for (re, im), r in zip(mids, rad):
+            e = arb(0, float(r))
+            out.append(acb(+re + e, +im + e))
+    return out
 
 
 def products(v: Verified, vectors: list[list], prec: int) -> list[list[acb]]:
     """For each vector (acb balls, length N): balls containing ``w_i* v`` for i < N, where
     w_i are the unit eigenvectors of :class:`Verified`:
     ``w_i* v = x_i* v + (w_i - x_i)* v`` and ``|(w_i - x_i)* v| <= beta_i ||v||``."""
-    N = v.X_hi.shape[0]
-    work = max(prec, 128)
-    disks = [dd_of_balls([acb(x) for x in vec], work) for vec in vectors]
+    N = v.X[0].shape[0]
+    cls = TD if len(v.X) == 3 else DD
+    disks = [_disks_of([acb(x) for x in vec], cls) for vec in vectors]
     sums = [[] for _ in vectors]
     for b in _blocks(N):
-        Xc = _points(v.X_hi[:, b], v.X_lo[:, b]).conj()
+        Xc = _points([x[:, b] for x in v.X]).conj()
         for d, acc in zip(disks, sums):
-            acc.append(column_sums(Xc.mul(_full(d.reshape(N, 1), Xc.rh.shape))))
-    out = []
-    for d, acc in zip(disks, sums):
-        s = _concat(acc)
-        rad = up(s.rad + up(v.beta * _norm_upper(d)))
-        out.append(balls_of_disks(dd_midpoints(s, work), rad, work))
-    return out
+            acc.append(column_sums(Xc.mul(_full(d.reshape(N, 1), _shape(Xc)))))
+    return [_balls(_concat(acc), up(v.beta * _norm_upper(d)), prec) for d, acc in zip(disks, sums)]
 
 
 def eigenvalue_balls(v: Verified, shift: Fraction, prec: int) -> list[acb]:
     """``lambda_i = c + i omega_i``: real part exactly c, the imaginary part in its interval
     (exactly 0 for the index proved zero)."""
     c = arb(fmpq(shift.numerator, shift.denominator))
-    N = len(v.rho)
-    mids = dd_midpoints(DD.from_parts(v.omega_hi, v.omega_lo, 0.0), max(prec, 128))
-    out = []
-    for i in range(N):
-        if i == v.zero:
-            out.append(acb(c))
-            continue
-        im = balls_of_disks([mids[i]], np.array([v.rho[i]]), max(prec, 128))[0].real
-        out.append(acb(c, im))
-    return out
+    w = _points([q + 0j for q in v.omega])
+    ims = _balls(w, v.rho, prec)
+    return [acb(c) if i == v.zero else acb(c, ims[i].real) for i in range(len(ims))]

@@ -25,7 +25,6 @@ import numpy as np
 from flint import acb, acb_mat, arb, ctx, fmpq
 
 from ...arith import BallField
-from ...arith.disk_convert import dd_of_balls
 from ...arith.midrad import RangeError
 from ..s4.dplr import DPLR, nplr_to_dplr
 from .hippo import check_C, check_kind, check_N, field_sqrt, similarity
@@ -33,10 +32,10 @@ from .hippo_nplr import _low_rank, _shift, nplr
 from .hippo_verified_eig import (StructuredSkew, VerificationFailed, dense_skew_of_balls, eigendecomposition,
                                  eigenvalue_balls, products)
 
-#: the verified route's enclosures are about double-double accurate (relative radii near
-#: 2^-90): ``route="auto"`` uses it up to this precision, the one callers derive from an
-#: eps of 2^-48 by prec = 2 (64 + log2(1/eps)) (its radii then lie more than 2^-40 below eps),
-#: and the ball route above it
+#: the verified route's enclosures do not depend on prec (triple-double verification; LegS
+#: radii about 4e-38 at N = 64, 2e-31 at N = 256): ``route="auto"`` uses it up to this
+#: precision, the one callers derive from an eps of 2^-48 by prec = 2 (64 + log2(1/eps)), and
+#: the ball route above it
 VERIFIED_MAX_PREC = 224
 ROUTES = ("auto", "verified", "ball")
 #: the verified route reads its inputs (square roots, U, V, B~, C~) as balls of at least
@@ -204,7 +203,7 @@ def split_model(H: list[list], shift: Fraction, U: list[list], V: list[list], B:
             Ub = [[fm(x) for x in row] for row in U]
             Vb = Ub if V is U else [[fm(x) for x in row] for row in V]
             return verified_model(op, shift, Ub, Vb, [fm(x) for x in B], [fm(x) for x in Ct], F.prec), "verified"
-        except (VerificationFailed, RangeError) as why:
+        except (VerificationFailed, RangeError, np.linalg.LinAlgError) as why:
             if route == "verified":
                 raise ValueError(f"the verified diagonalization failed: {why}; route='ball' encloses it "
                                  f"at a chosen precision") from None

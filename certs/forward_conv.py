@@ -1,0 +1,157 @@
+"""The certified causal convolution of a kernel module with its input, on float64 disks.
+
+``causal_conv(K, D, v)`` encloses ``y[b, c, h, t] = sum_{j <= min(t, Lk-1)} K[c, h, j]
+v[b, h, t - j] + D[c, h] v[b, h, t]`` for every kernel ``K`` in the disks ``(K.mid, K.rad)``
+and every input ``v`` in ``(v.mid, v.rad)``, with ``D`` exact floats.
+
+The midpoints' sums are compensated (proofs/outputs.md, section 1): every product of two
+midpoints is split exactly into four products of Veltkamp halves, the leading products are
+added by 2Sum, and the rest, with every 2Sum error, go into a second sum whose own rounding
+is bounded from the running sum of their magnitudes.  So a midpoint is within about
+``2u |y|`` of the sum of its products, whatever the number of lags; the radius adds the
+kernels' and the inputs' radii through nonnegative products (``sum_upper``).  The sums run
+over the lags (one vectorized pass per lag over every batch, channel, head and time), so
+the work is ``B C H T min(T, Lk)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arith import fpenv
+from ..arith.midrad import U, UNDERFLOW, sum_upper, up
+
+#: Veltkamp's splitting constant for float64 (2^27 + 1)
+SPLIT = 134217729.0
+#: nonzero midpoints below this move into their radius; magnitudes above it are refused
+TINY, HUGE = 2.0 ** -400, 2.0 ** 400
+
+
+@dataclass
+class Disks:
+    """Real float64 disks: every true value x satisfies ``|x - mid| <= rad``."""
+
+    mid: np.ndarray
+    rad: np.ndarray
+
+    @staticmethod
+    def exact(a: np.ndarray) -> "Disks":
+        a = np.asarray(a, dtype=np.float64)
+        return Disks(a.copy(), np.zeros_like(a))
+
+    @property
+    def shape(self) -> tuple:
+        return self.mid.shape
+
+    def max_rad(self) -> float:
+        return float(np.max(self.rad, initial=0.0))
+
+
+def check_environment() -> None:
+    """Refuse (ValueError) a floating-point environment other than IEEE round to nearest,
+    which every bound here assumes (``arith.fpenv``)."""
+    env = fpenv.probe()
+    if not env.ok:
+        raise ValueError(f"the floating-point environment is not IEEE round to nearest ({env.reason})")
+
+
+def in_range(d: Disks, what: str) -> Disks:
+    """``d`` with every nonzero midpoint below 2^-400 moved into its radius (so the exact
+    products of section 1 never reach the subnormal range); magnitudes above 2^400 or not
+    finite are refused with a ValueError naming ``what``."""
+    m, r = np.asarray(d.mid, dtype=np.float64), np.asarray(d.rad, dtype=np.float64)
+    if m.shape != r.shape:
+        raise ValueError(f"{what}: midpoints {m.shape} and radii {r.shape} differ in shape")
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(m) & np.isfinite(r) & (np.abs(m) <= HUGE) & (r <= HUGE) & (r >= 0))
+    if bad.any():
+        raise ValueError(f"{what}: a value is not finite or exceeds 2^400 in magnitude")
+    tiny = (m != 0) & (np.abs(m) < TINY)
+    if tiny.any():
+        r = np.where(tiny, up(r + np.abs(m)), r)
+        m = np.where(tiny, 0.0, m)
+    return Disks(m, r)
+
+
+def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's splitting: a = hi + lo exactly, each of at most 26 significant bits
+    (|a| <= 2^400, so the constant's product does not overflow)."""
+    c = SPLIT * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Knuth's 2Sum: s = fl(a + b) and e with s + e = a + b exactly."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def gamma_upper(m: int) -> float:
+    """A float >= gamma_m = m u / (1 - m u), for m u <= 2^-11: m u (1 + 2^-10), exact."""
+    if not m * U <= 2.0 ** -11:
+        raise ValueError(f"a sum of {m} terms is beyond the a-priori bounds")
+    return m * U * (1.0 + 2.0 ** -10)
+
+
+class _Accumulator:
+    """Compensated sums of exact-split products into arrays of one shape (section 1)."""
+
+    def __init__(self, shape: tuple):
+        self.s = np.zeros(shape)      # leading sums (2Sum)
+        self.c = np.zeros(shape)      # the rest: 2Sum errors and the small products
+        self.a = np.zeros(shape)      # running sum of the magnitudes of what went into c
+        self.r = np.zeros(shape)      # radius terms (nonnegative products)
+
+    def add(self, where: tuple, ah, al, bh, bl) -> None:
+        """Add (ah + al)(bh + bl) to the entries ``where`` (an index into the arrays)."""
+        s, q = two_sum(self.s[where], ah * bh)
+        self.s[where] = s
+        t2, t3, t4 = ah * bl, al * bh, al * bl
+        self.c[where] += (q + t2) + (t3 + t4)
+        self.a[where] += (np.abs(q) + np.abs(t2)) + (np.abs(t3) + np.abs(t4))
+
+    def result(self, m_terms: int, r_terms: int) -> Disks:
+        """The disks: ``m_terms`` bounds the terms of c per entry, ``r_terms`` the radius
+        products per entry."""
+        mid = self.s + self.c
+        g = gamma_upper(m_terms)
+        err = up(up(2 * U * np.abs(mid)) + up(g * sum_upper(self.a, m_terms)))
+        rad = up(err + sum_upper(self.r, r_terms)) + 4 * UNDERFLOW
+        return Disks(mid, rad)
+
+
+def causal_conv(K: Disks, D: np.ndarray, v: Disks) -> Disks:
+    """Disks of shape (B, C, H, T) holding ``sum_j K[c, h, j] v[b, h, t - j] + D[c, h]
+    v[b, h, t]`` (j from 0 to min(t, Lk - 1)) for K (C, H, Lk), D (C, H) exact and v
+    (B, H, T)."""
+    check_environment()
+    K, v = in_range(K, "kernel"), in_range(v, "input")
+    D = np.asarray(D, dtype=np.float64)
+    if not np.all(np.isfinite(D) & (np.abs(D) <= HUGE) & ((D == 0) | (np.abs(D) >= TINY))):
+        raise ValueError("D: a value is not finite or outside [2^-400, 2^400] in magnitude")
+    C, H, Lk = K.shape
+    B, Hv, T = v.shape
+    if Hv != H or D.shape != (C, H):
+        raise ValueError(f"convolution: kernel {K.shape}, D {D.shape} and input {v.shape} do not fit")
+    acc = _Accumulator((B, C, H, T))
+    kh, kl = split(K.mid)
+    vh, vl = split(v.mid)
+    vabs = np.abs(v.mid)
+    # the radius weights as floats >= |mid| + rad (so every radius term is a product of floats)
+    w = up(np.abs(K.mid) + K.rad)
+    dh, dl = split(D)
+    everything = (slice(None),) * 4
+    acc.add(everything, dh[None, :, :, None], dl[None, :, :, None], vh[:, None], vl[:, None])
+    acc.r += np.abs(D)[None, :, :, None] * v.rad[:, None]
+    for j in range(min(Lk, T)):
+        n = T - j
+        where = (slice(None), slice(None), slice(None), slice(j, None))
+        a = lambda x: x[None, :, :, j, None]
+        b = lambda x: x[:, None, :, :n]
+        acc.add(where, a(kh), a(kl), b(vh), b(vl))
+        acc.r[where] += a(w) * b(v.rad) + a(K.rad) * b(vabs)
+    lags = min(Lk, T)
+    return acc.result(4 * (lags + 1), 2 * lags + 1)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_compare, cli_lmu, limits, plot
+from . import cli_compare, cli_forward, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .counts import count_filter
@@ -184,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_lmu.add_parser(sub, _json_flag, _force_flag, _positive_int, _positive_number)
     plot.add_parser(sub)
     model_command.add_parser(sub, _Parser, _positive_int, _positive_number)
+    cli_forward.add_parser(sub, _Parser, _positive_int, _positive_number)
     return p
 
 
@@ -391,7 +392,8 @@ def cmd_model(args) -> int:
 
 
 COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cli_compare.cmd_compare, "count": cmd_count,
-            "lmu-audit": cmd_lmu_audit, "plot": plot.cmd_plot, "model": cmd_model}
+            "lmu-audit": cmd_lmu_audit, "plot": plot.cmd_plot, "model": cmd_model,
+            "forward": lambda args: cli_forward.cmd_forward(args, _number)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Tests of triple-double disk arithmetic (arith/triple_double.py, proofs/triple_double.md).
+"""Tests of triple-double disk arithmetic (arith/triple_double.py with its kernels
+arith/td_kernels.py and compiled loops arith/td_jit.py, proofs/triple_double.md).
 
 Containment is checked against python-flint balls, independent of the code under test: each
 disk's midpoint is the exact sum of its float parts (2200-bit arbs), a point of each operand disk
@@ -7,6 +8,8 @@ an exact ball, the operation is applied to the points in ball arithmetic (exactl
 for sums and products; at 400 bits for quotients), and the result ball must lie in the returned
 disk (the distance formed at 4600 bits)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -354,7 +357,7 @@ def test_dekker_term_within_its_bound(a, b):
     """Lemma 3(a): exact when |fl(a b)| >= 2^-900, else within 2^-945, and |e| <= u |p| + 2^-944."""
     from fractions import Fraction
 
-    from s4cert.arith.triple_double import _dekker, split
+    from s4cert.arith.td_kernels import _dekker, split
     if abs(a) > BIG or abs(b) > BIG:
         return                                         # outside the lemma (and refused by every operation)
     p = np.array([a]) * np.array([b])
@@ -384,7 +387,7 @@ def test_product_midpoint_within_its_bound(xr, xi, yr, yi):
     most the computed bound ``_finish(_cmul_terms(...))``, for triples normalized or not."""
     from fractions import Fraction
 
-    from s4cert.arith.triple_double import _cmul_mid, _cmul_terms, _finish, _level_sums
+    from s4cert.arith.td_kernels import _cmul_mid, _cmul_terms, _finish, _level_sums
     x = TD.from_parts([complex(xr[0], xi[0])], [complex(xr[1], xi[1])], [complex(xr[2], xi[2])], 0)
     y = TD.from_parts([complex(yr[0], yi[0])], [complex(yr[1], yi[1])], [complex(yr[2], yi[2])], 0)
     parts = [float(v[0]) for v in _cmul_mid(x, y)]
@@ -421,12 +424,12 @@ def test_compiled_loops_are_bitwise_the_array_forms(seed, n, spread):
     """add, mul, inv as compiled loops: the same bits as the array forms (so Lemmas 2-6 cover
     them), or both refuse; with spread <= 30 every operation must compute."""
     pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
-    from s4cert.arith import triple_double as T
-    assert all(T._loops_agree(name) for name in ("add", "mul", "inv"))
+    from s4cert.arith import td_kernels as K, triple_double as T
+    assert T.ADD.open() and T.MUL.open() and T.INV.open()
     rng = np.random.default_rng(seed)
     x, y = _td_random(rng, n, spread), _td_random(rng, n, spread)
-    for name, kernel, ops in (("add", T._add_kernel, (x, y)), ("mul", T._mul_kernel, (x, y)),
-                              ("inv", T._inv_kernel, (x,))):
+    for name, kernel, ops in (("add", K._add_kernel, (x, y)), ("mul", K._mul_kernel, (x, y)),
+                              ("inv", K._inv_kernel, (x,))):
         try:
             want = T._blocked(kernel, *ops)
         except RangeError:
@@ -439,21 +442,24 @@ def test_compiled_loops_are_bitwise_the_array_forms(seed, n, spread):
 
 def test_methods_take_the_compiled_loops_and_refuse_alike(monkeypatch):
     """TD.add / mul / inv run the loops (forced here on small arrays) with the array forms'
-    results, and raise RangeError where those do."""
+    results, and raise RangeError where those do; the gates follow the switch."""
     pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
-    from s4cert.arith import triple_double as T
+    from s4cert.arith import td_jit, td_kernels as K, triple_double as T
     rng = np.random.default_rng(9)
     x, y = _td_random(rng, 40, 20), _td_random(rng, 40, 20)
     x.i0[:] = 1.0                                   # inverses defined everywhere
     monkeypatch.setenv("S4CERT_COMPILED", "1")
-    assert _bits(x.add(y)) == _bits(T._blocked(T._add_kernel, x, y))
-    assert _bits(x.mul(y)) == _bits(T._blocked(T._mul_kernel, x, y))
-    assert _bits(x.inv()) == _bits(T._blocked(T._inv_kernel, x))
+    assert all(g.use(1) for g in (T.ADD, T.MUL, T.INV))
+    assert _bits(x.add(y)) == _bits(T._blocked(K._add_kernel, x, y))
+    assert _bits(x.mul(y)) == _bits(T._blocked(K._mul_kernel, x, y))
+    assert _bits(x.inv()) == _bits(T._blocked(K._inv_kernel, x))
     big = TD.exact(np.full(8, 2.0 ** 300))
-    for f in (lambda: big.mul(big), lambda: TD.exact(np.zeros(8)).inv(),
-              lambda: TD.from_parts(np.ones(8), 0, 0, 0.9).inv()):
-        with pytest.raises(RangeError):
+    for f, message in ((lambda: big.mul(big), td_jit.RANGE), (lambda: TD.exact(np.zeros(8)).inv(), td_jit.ZERO),
+                       (lambda: TD.from_parts(np.ones(8), 0, 0, 0.9).inv(), td_jit.NEAR_ZERO)):
+        with pytest.raises(RangeError, match=re.escape(message)):
             f()
+    monkeypatch.setenv("S4CERT_COMPILED", "0")
+    assert not any(g.use(1 << 30) for g in (T.ADD, T.MUL, T.INV))
 
 
 def test_no_fused_multiply_add_in_the_td_loops():
@@ -461,16 +467,16 @@ def test_no_fused_multiply_add_in_the_td_loops():
     project's settings (here without numba's cache, to read their machine code), have products
     and no fused multiply-add."""
     numba = pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
-    from s4cert.arith import triple_double as T
-    T._loops()
+    from s4cert.arith import td_jit as J
+    loops = J.compiled()
 
     def rest(a, b, out):  # the inverse's helpers: the double-double product, renormalization, up
         for k in range(a.shape[0]):
-            p = T._jit_cmul_dd_real(a[k], b[k], a[k], b[k], a[k], b[k])
-            h, m, l = T._jit_renorm3(p[0], p[1], p[2])
-            out[k] = T._jit_up_(h * m + l) + p[3]
+            p = J._cmul_dd_real(a[k], b[k], a[k], b[k], a[k], b[k])
+            h, m, l = J._renorm3(p[0], p[1], p[2])
+            out[k] = J._up(h * m + l) + p[3]
 
-    mul = numba.njit(nogil=True, error_model="numpy")(T._loops()["mul"].py_func)
+    mul = numba.njit(nogil=True, error_model="numpy")(loops["mul"].py_func)
     mul(*[np.ones(4) for _ in range(21)])
     rest = numba.njit(nogil=True, error_model="numpy")(rest)
     rest(np.ones(4), np.ones(4), np.ones(4))
@@ -478,3 +484,15 @@ def test_no_fused_multiply_add_in_the_td_loops():
         asm = "\n".join(f.inspect_asm().values()).lower()
         assert "mulsd" in asm or "mulpd" in asm
         assert not any(op in asm for op in ("vfmadd", "vfmsub", "vfnmadd", "vfnmsub"))
+
+
+def test_the_loops_are_cached_module_functions():
+    """The loops and the helpers they call are module-level functions (numba caches a loop
+    only then, not a closure), and the loops are compiled with numba's cache."""
+    pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
+    from s4cert.arith import td_jit as J
+    for name, loop in J.compiled().items():
+        assert loop.py_func.__closure__ is None and "<locals>" not in loop.py_func.__qualname__, name
+        assert loop._cache.__class__.__name__ == "FunctionCache", name
+    for name in J._INLINED:
+        assert getattr(J, name).py_func.__qualname__ == name

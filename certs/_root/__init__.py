@@ -22,6 +22,7 @@ from .certs.checkpoint.model import ModelReport, certify_model
 from .certs.checkpoint.reader import read_checkpoint
 from .certs.compare import compare_with
 from .certs.errors import CertificationError
+from .certs.forward import certify_forward
 from .certs.io.kernel_file import load_kernel, save_kernel
 from .certs.io.params import load_params
 from .certs.kernel import CertifiedKernel, certify_kernel
@@ -32,6 +33,6 @@ __version__ = "0.1.0"
 __all__ = [
     "CertificationError", "CertifiedKernel", "DPLR", "ModelReport", "__version__", "audit_kernel_file",
     "audit_lmu_checkpoint",
-    "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
+    "certify_forward", "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
     "read_checkpoint", "save_kernel",
 ]

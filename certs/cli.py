@@ -3,12 +3,12 @@
     s4cert kernel [--params FILE | --hippo legs|legt|lagt -N N [--theta T]] [-L L]
                   [--step S] [--eps E] [--mode ball|a-priori|exact] [--seed K]
                   [--out FILE.json|FILE.npz] [--npz FILE.npz] [--json] [--force]
-    s4cert audit FILE.json [--json]
-    s4cert compare FILE.json OTHER.npy|.npz [--key K] [--no-tighten] [--json]
+    s4cert audit FILE.json|FILE.npz [--json]
+    s4cert compare FILE.json|FILE.npz OTHER.npy|.npz [--key K] [--no-tighten] [--json]
     s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
     s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
     s4cert lmu-audit --checkpoint FILE [--theta T] [--length L] [--kernels K.npz] [--out R.json] [--json]
-    s4cert plot FILE.json [--compare OTHER.npy|.npz] -o FIG.png
+    s4cert plot FILE.json|FILE.npz [--compare OTHER.npy|.npz] -o FIG.png
     s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
 
 Exit codes: 0 done (certified), 1 not certified (the reason on stderr), 2 a usage
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     _kernel_parser(sub)
 
     a = sub.add_parser("audit", help="re-verify a kernel file independently")
-    a.add_argument("file", metavar="FILE.json", help="a kernel file written by s4cert kernel --out")
+    a.add_argument("file", metavar="FILE.json|FILE.npz", help="a kernel file written by s4cert kernel --out")
     _json_flag(a)
     a.add_argument("--quiet", action="store_true", help="no progress display")
 

@@ -18,10 +18,13 @@ the M roots done by numpy on disk arrays (``arith.midrad``):
    per entry and stage (Lemma 11); the kernel's radius at j is mean(rad H) plus that
    entry's bound over M.
 
-The result is a pair (midpoints, radii) of numpy arrays with |K_j - mid_j| <= rad_j,
-and the bounds the filter constants need (b, w, d, A_wt).  Every decision is made on
-certified disks; a disk that cannot decide one stops the route with status
-"undecided" (a caller then falls back to ball arithmetic at higher precision).
+The driver is ``disk_filter.filter_kernel_disks`` on ``MR``; this module holds float64's
+primitives (the sums' inputs as pairs, the Cauchy sums ``cauchy_midrad``, the quotient
+form ``transfer_midrad``, the transform ``idft_mr``) and registers them.  The result is
+a pair (midpoints, radii) of numpy arrays with |K_j - mid_j| <= rad_j, and the bounds
+the filter constants need (b, w, d, A_wt).  Every decision is made on certified disks; a
+disk that cannot decide one stops the route with status "undecided" (a caller then falls
+back to ball arithmetic at higher precision).
 """
 from __future__ import annotations
 
@@ -30,22 +33,18 @@ from typing import Any
 
 import numpy as np
 
-from flint import ctx
-
-from ...arith import BallField
 from ...arith.disk_convert import (dd_of_balls, midpoints_round_to_nearest as _midpoints_round_to_nearest, mr_of_balls,
-                                  mr_of_dd, mr_pairs_of_dd as mr_pairs, pairs_of_balls as dd_from_balls)
+                                  mr_of_dd, mr_pairs_of_dd as mr_pairs, pairs_of_balls)
 from ...arith.double_double import DD
 from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, down, on_grid, roots_on_grid,
                           modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper, up)
 
-from ..dft import next_power_of_two
-from .dplr import DPLR, check_length
-from ..linalg import dot
-from ..result import OK, Result, Status, undecided
-from . import correction, midrad_rows
-from .midrad_bounds import Bound, constant_bounds
-from .filter import setup
+from .dplr import DPLR
+from ..result import Result
+from . import midrad_rows
+from .disk_filter import (SumsInput, disk_setup, filter_kernel_disks, register,  # noqa: F401 (re-exported)
+                          transfer_disks, transfer_generic)
+from .midrad_bounds import Bound
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
 from .midrad_quotient import (applies as quotient_applies, betas, quotient_pays, quotient_transfer, quotient_weights)
 
@@ -64,30 +63,6 @@ def _disks(F, xs: list) -> MR:
     the normal range: proofs/midrad_filter.md, section 5).  A ball that is not finite, or
     whose parts leave the float range, gets an infinite radius."""
     return mr_of_balls([F.enclose(x) for x in xs], nearest=_midpoints_round_to_nearest())
-
-
-class DiskArrays:
-    """The field operations ``s4.correction`` calls, on disk arrays over the M roots
-    (``arith.midrad.MR``, or any class with ``exact``, ``add``, ``sub``, ``mul``): one
-    element is a whole array of disks, one per root."""
-
-    def __init__(self, M: int, disks: Any = MR):
-        self._one, self._zero = disks.exact(np.ones(M)), disks.exact(np.zeros(M))
-
-    def one(self) -> MR:
-        return self._one
-
-    def zero(self) -> MR:
-        return self._zero
-
-    def add(self, a: MR, b: MR) -> MR:
-        return b if a is self._zero else a.add(b)  # adding the exact zero is exact
-
-    def sub(self, a: MR, b: MR) -> MR:
-        return a.sub(b)
-
-    def mul(self, a: MR, b: MR) -> MR:
-        return a.mul(b)
 
 
 def _pow2_at_least(m: np.ndarray) -> np.ndarray:
@@ -268,65 +243,71 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     return sums, max(float(sep), 0.0)
 
 
-def gauss_jordan_inverse(W: list[list[Any]], disks: Any = MR) -> list[list[Any]]:
-    """The inverse of an r x r matrix of disk arrays (of the class ``disks``), without
-    pivoting (RangeError when a pivot is not certainly nonzero at some root)."""
-    r = len(W)
-    A = [row[:] for row in W]
-    n = len(A[0][0])
-    one, zero = disks.exact(np.ones(n)), disks.exact(np.zeros(n))
-    inv = [[one if i == c else zero for c in range(r)] for i in range(r)]
-    for p in range(r):
-        ip = A[p][p].inv()
-        A[p] = [None] * (p + 1) + [x.mul(ip) for x in A[p][p + 1:]]   # columns <= p are never read again
-        inv[p] = [ip if x is one else zero if x is zero else x.mul(ip) for x in inv[p]]   # exact 1 and 0
-        for i in range(r):
-            if i == p:
-                continue
-            f = A[i][p]
-            A[i] = [None] * (p + 1) + [x.sub(f.mul(y)) for x, y in zip(A[i][p + 1:], A[p][p + 1:])]
-            inv[i] = [x if y is zero else (f.mul(y).neg() if x is zero else x.sub(f.mul(y)))
-                      for x, y in zip(inv[i], inv[p])]
-    return inv
+def cauchy_midrad(Z: MR, poles: tuple, weights: list[DD]) -> tuple[list[MR], float]:
+    """The Cauchy primitive of float64 disks: ``cauchy_direct_midrad`` on the roots'
+    double-float pairs (``roots_of_unity_dd(len(Z))``, of which Z's disks are the rounding),
+    the poles' pairs (``pairs_of_balls``) and each weight set's double-double disks as
+    float64 disks with low parts (``mr_pairs``)."""
+    sets = [mr_pairs(w) for w in weights]
+    return cauchy_direct_midrad(roots_of_unity_dd(len(Z)), poles, [w for w, _ in sets], [lo for _, lo in sets])
 
 
-def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) -> Result:
-    """What the disk routes (float64 and double-double) share before their arithmetic:
-    the checked length L, the filter's M, the ball field of the enclosures and the
-    filter's set-up (``filter.setup``); ``value = (L, M, F, setup)`` or the set-up's
-    status."""
-    L = check_length(L)
-    M = next_power_of_two(L)
-    F = BallField(prec)
-    with ctx.workprec(prec):  # the field's operations then skip their precision switches
-        su = setup(F, model, step, M, c_tilde, exceptional)
-    return Result(OK, (L, M, F, su.value)) if su.ok else su
+def _quotient_weights(job: SumsInput) -> tuple[DD, DD] | None:
+    """(nu, n0) of ``midrad_quotient.quotient_weights`` where the quotient form applies and
+    is expected to pay (``quotient_pays``), else None (also when two poles are not told
+    apart)."""
+    st = job.st
+    if not quotient_applies(job.r, st):
+        return None
+    try:
+        qw = quotient_weights(st, DD.from_parts(*job.poles), job.weights)
+    except RangeError:   # two poles not told apart: the correction
+        return None
+    return qw if quotient_pays(qw[0], job.weights[list(st.weights).index(("C", "B"))]) else None
 
 
-def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple[Any, list]:
-    """H = x - beta u W^-1 v at every position of the disk arrays ``blocks`` (keyed as
-    ``correction``), beta = (1 + z)/2 from the roots' disks Z and W = I + beta T inverted by
-    Gauss-Jordan: (H, W^-1), on arrays of the disk class ``disks`` (``MR``, or the
-    double-double ``DD``).  At the positions ``skip`` (z = -1, an index or an index array,
-    or None) W is the identity, so its pivots are harmless there; the caller sets H at
-    those positions."""
-    D = DiskArrays(len(Z), disks)
-    beta = Z.add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
-    W = correction.matrix(D, blocks, beta, r)
-    if skip is not None:
-        for i in range(r):
-            for c in range(r):
-                W[i][c].set_point(skip, 1.0 if i == c else 0.0)
-    Winv = gauss_jordan_inverse(W, disks)
-    v = correction.rhs(blocks, r)
-    return correction.transfer(D, blocks, beta, [dot(D, Winv[i], v) for i in range(r)], r), Winv
+def transfer_midrad(job: SumsInput, quotient: bool = True) -> tuple[dict, MR, list, float, dict]:
+    """The transfer primitive of float64 disks (stages 2 and 3): with ``quotient`` and where
+    ``_quotient_weights`` gives the weights of N, H = N / W (``midrad_quotient``; the sums of T
+    and N, the other blocks only bounded, for b: disks around 0 of radius >= |S|), else the
+    generic sums and correction (``transfer_generic``).  (blocks, H, W^-1, sep,
+    {"transfer": "quotient" or "correction"})."""
+    qw = _quotient_weights(job) if quotient else None
+    if qw is None:
+        return transfer_generic(job)[:4] + ({"transfer": "correction"},)
+    M, by_key = len(job.Z), dict(zip(job.st.weights, job.weights))
+    (T_w, T_lo), (nu_w, nu_lo) = mr_pairs(by_key[(0, 0)]), mr_pairs(qw[0])
+    others = [k for k in by_key if k != (0, 0)]
+    (Ts, Ns), sep, ubs = cauchy_direct_midrad(roots_of_unity_dd(M), job.poles, [T_w, nu_w], [T_lo, nu_lo],
+                                              [mr_of_dd(by_key[k]) for k in others])
+    n0 = mr_of_dd(qw[1])
+    H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, betas(M), job.skip)
+    zero = np.zeros(M, complex)
+    blocks = {(0, 0): Ts, **{k: Bound(zero, ub) for k, ub in zip(others, ubs)}}
+    return blocks, H, [[winv]], sep, {"transfer": "quotient"}
+
+
+def idft_mr(H: MR, M: int) -> MR:
+    """The transform primitive of float64 disks: ``idft_midrad`` with a bound per entry."""
+    return MR(*idft_midrad(H, roots_of_unity(M), per_entry=True))
+
+
+def _concat(parts: list[MR]) -> MR:
+    """The disks of ``parts`` side by side."""
+    return MR(np.concatenate([p.mid for p in parts]), np.concatenate([p.rad for p in parts]))
+
+
+def _exact_arrays(K: MR) -> tuple[np.ndarray, np.ndarray]:
+    """(mid, rad) of float64 disks: their own midpoints and radii (nothing to round)."""
+    return K.mid.copy(), K.rad.copy()
 
 
 def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                          exceptional: list[int] | None = None, prec: int = 128,
                          quotient: bool = True, decide_g: bool = True) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
-    ``BallField(prec)``.  ``info`` holds ``M``, ``exceptional``, the Cauchy route and
+    ``BallField(prec)``: ``disk_filter.filter_kernel_disks(MR, ...)`` with the primitives
+    registered here.  ``info`` holds ``M``, ``exceptional``, the Cauchy route and
     the constants' ingredients: ``b`` and ``w`` (upper), ``d`` (lower), ``A_wt`` (upper,
     by weight key).  Status "undecided" (with a reason) when float64 disks cannot
     decide something; then a ball run at higher precision can.
@@ -348,64 +329,11 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
     >>> res.ok, bool(rad.max() < 1e-13)
     (True, True)
     """
-    su = disk_setup(model, step, L, c_tilde, exceptional, prec)
-    if not su.ok:
-        return su
-    L, M, F, st = su.value
-    r = model.r
-    g_ok = False
-    if decide_g:
-        with ctx.workprec(prec):
-            g_ok = correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
-    try:
-        Z = roots_of_unity(M)
-        keys = list(st.weights)
-        poles = dd_from_balls(st.poles)
-        mu = DD.from_parts(poles[0], poles[1], poles[2])
-        wdd = [dd_of_balls([F.enclose(x) for x in st.weights[k]]) for k in keys]
-        qw = None
-        if quotient and quotient_applies(r, st):
-            try:
-                qw = quotient_weights(st, mu, wdd)
-            except RangeError:   # two poles not told apart: the correction as below
-                qw = None
-            if qw and not quotient_pays(qw[0], wdd[keys.index(("C", "B"))]):
-                qw = None
-        minus_one = correction.minus_one_index(M)
-        mask = np.ones(M, dtype=bool)
-        if minus_one is not None:
-            mask[minus_one] = False
-        if qw:
-            # N and T as sums; x, u, v only bounded (for b): disks around 0 of radius >= |S|
-            (T_w, T_lo), (nu_w, nu_lo) = mr_pairs(wdd[keys.index((0, 0))]), mr_pairs(qw[0])
-            others = [k for k in keys if k != (0, 0)]
-            (Ts, Ns), sep, ubs = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [T_w, nu_w], [T_lo, nu_lo],
-                                                      [mr_of_dd(wdd[keys.index(k)]) for k in others])
-            n0 = mr_of_dd(qw[1])
-            H, winv = quotient_transfer(Ns.add(MR(np.full(M, n0.mid[0]), np.full(M, n0.rad[0]))), Ts, betas(M), minus_one)
-            zero = np.zeros(M, complex)
-            blocks = {(0, 0): Ts, **{k: Bound(zero, ub) for k, ub in zip(others, ubs)}}
-            Winv = [[winv]]
-        else:
-            sets = [mr_pairs(w) for w in wdd]
-            sums, sep = cauchy_direct_midrad(roots_of_unity_dd(M), poles, [w for w, _ in sets], [lo for _, lo in sets])
-            blocks = dict(zip(keys, sums))
-            for key, const in st.offsets.items():  # the exceptional indices' constant, as a disk
-                cd = _disks(F, [const])
-                blocks[key] = blocks[key].add(MR(np.full(M, cd.mid[0]), np.full(M, cd.rad[0])))
-            H, Winv = transfer_disks(blocks, Z, r, minus_one)
-        if minus_one is not None:
-            h = _disks(F, [correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B)])
-            H.mid[minus_one], H.rad[minus_one] = h.mid[0], h.rad[0]
-        mid, R = idft_midrad(H, Z, per_entry=True)
-        bounds = constant_bounds(blocks, Winv, mask, r)
-    except RangeError as e:
-        return undecided(f"float64 disks: {e}")
-    A_wt = {key: float(sum_upper(float(np.sum(w.abs_upper())), len(w))) if len(w) else 0.0
-            for key, w in zip(keys, wdd)}
-    info = {"M": M, "exceptional": list(st.exceptional), "poles": len(st.poles),
-            "cauchy": {"route": "direct", "arithmetic": ARITHMETIC},
-            "b": bounds["b"], "w": bounds["w"], "d": sep, "A_wt": A_wt,
-            "transfer": "quotient" if qw else "correction", "g_invertible": g_ok}
-    return Result(Status.OK, (mid[:L].copy(), R[:L].copy()), info)
+    res = filter_kernel_disks(MR, model, step, L, c_tilde, exceptional, prec, decide_g=decide_g, quotient=quotient)
+    res.info.pop("disks", None)
+    return res
 
+
+register(MR, arithmetic=ARITHMETIC, of_balls=mr_of_balls, roots=roots_of_unity, concat=_concat,
+         poles_of_balls=pairs_of_balls, weights_of_balls=dd_of_balls, cauchy=cauchy_midrad,
+         transfer=transfer_midrad, idft=idft_mr, to_float64=_exact_arrays)

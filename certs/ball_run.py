@@ -19,6 +19,7 @@ from ..algorithms.s4.filter import filter_kernel
 from ..algorithms.s4.solver import bilinear
 from ..arith import BallField, ExactField
 from ..arith.ball import DFT_SPARE_BITS, float_upper
+from ..arith.disk_convert import midrad_arrays_of_balls
 
 from . import route_cost, routing
 
@@ -212,17 +213,6 @@ def enclosure_arrays(F: BallField, balls: list) -> tuple[np.ndarray, np.ndarray]
     mid_j is the ball's midpoint rounded to complex128; rad_j is ``abs_upper`` of the
     ball b_j - mid_j (which contains K_j - mid_j), an exact point rounded up to 53
     bits, so its float is exact in the normal range; entries outside it (zero, tiny,
-    huge, not finite) are bounded one by one with ``float_upper``."""
-    n = len(balls)
-    mid = np.array(list(map(complex, balls)), dtype=np.complex128) if n else np.zeros(0, np.complex128)
-    with ctx.workprec(53):  # b - mid encloses K - mid at any precision; |.| rounded up to 53 bits
-        ups = list(map(acb.abs_upper, map(operator.sub, balls, mid.tolist())))
-    rad = np.array(list(map(float, ups)), dtype=float) if n else np.zeros(0)
-    finite = np.fromiter(map(acb.is_finite, balls), dtype=bool, count=n)
-    with np.errstate(invalid="ignore"):
-        careful = ~(finite & np.isfinite(rad) & (rad >= 2.0 ** -1020) & (rad <= 2.0 ** 1020))
-    with ctx.workprec(F.prec + 64):
-        for j in np.flatnonzero(careful):
-            b, m = balls[j], mid[j]
-            rad[j] = float_upper(abs(b - acb(m.real, m.imag)).upper()) if b.is_finite() else math.inf
-    return mid, rad
+    huge, not finite) are bounded one by one with ``float_upper`` at ``F.prec + 64`` bits
+    (the rule is ``arith.disk_convert.midrad_arrays_of_balls``)."""
+    return midrad_arrays_of_balls(balls, F.prec)

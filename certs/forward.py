@@ -168,13 +168,29 @@ def _swap(d: Disks) -> Disks:
     return Disks(np.swapaxes(d.mid, -1, -2), np.swapaxes(d.rad, -1, -2))
 
 
-def run_plan(plan: Plan, kernels: dict[str, Disks], x: Disks, through: bool = True) -> dict[str, Disks]:
+def _convolution(K: Disks, block: Block, v: Disks, progress: Callable[[str], None] | None) -> Disks:
+    """The block's SSM part (B, C, H, T).  Bidirectional: the reference pads the first C
+    channels' kernel k0 after and the flipped k1 before, so its FFT convolution is
+    ``sum_j k0[j] v[t-j] + sum_{d>=1} k1[d-1] v[t+d]``: the causal sum of k0 plus the time
+    reversal of the causal sum of ``(0, k1)`` with the reversed input."""
+    if not block.bidirectional:
+        return causal_conv(K, block.D, v, progress)
+    C = block.D.shape[0]
+    k0 = Disks(K.mid[:C], K.rad[:C])
+    pad = lambda a: np.concatenate([np.zeros(a[C:].shape[:2] + (1,)), a[C:]], axis=2)
+    back = causal_conv(Disks(pad(K.mid), pad(K.rad)), np.zeros_like(block.D), Disks(v.mid[..., ::-1], v.rad[..., ::-1]),
+                       progress)
+    return _add(causal_conv(k0, block.D, v, progress), Disks(back.mid[..., ::-1], back.rad[..., ::-1]))
+
+
+def run_plan(plan: Plan, kernels: dict[str, Disks], x: Disks, through: bool = True,
+             progress: Callable[[str], None] | None = None) -> dict[str, Disks]:
     """Every block on x (B, T, H): ``<prefix>.ssm`` (B, channels H, T) per kernel module and,
     when ``through``, ``output`` (B, T, features)."""
     out = {}
     for block in plan.blocks:
         z = layer_norm(x, *block.norm) if block.norm is not None and block.prenorm else x
-        y = causal_conv(kernels[block.prefix], block.D, _swap(z))     # (B, C, H, T)
+        y = _convolution(kernels[block.prefix], block, _swap(z), progress)     # (B, C, H, T)
         B, C, H, T = y.shape
         ssm = Disks(y.mid.reshape(B, C * H, T), y.rad.reshape(B, C * H, T))
         out[f"{block.prefix}.ssm"] = ssm
@@ -210,7 +226,9 @@ def _targets(outputs: dict[str, Disks], eps: float | None, names: list[str]) -> 
     return t
 
 
-def _steps_refusal(mods) -> str | None:
+def _steps_refusal(mods, plan: Plan) -> str | None:
+    if any(b.bidirectional for b in plan.blocks):
+        return "--steps: a bidirectional FFTConv has no step mode in the reference"
     for m in mods:
         if m.layout == "s4d-minimal":
             return f"--steps: the minimal S4D ({m.prefix!r}) has no step mode in the reference"
@@ -260,7 +278,7 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         options = dict(settings)
         for m in mods:
             resolve_settings(m, options if m.kind == "diag" else {**options, "disc": None}, ck.hyper_parameters)
-        why = _steps_refusal(mods)
+        why = _steps_refusal(mods, plan)
         if why:
             raise ValueError(why)
     eps_k, outputs, kernels, targets = None, None, None, None
@@ -272,7 +290,7 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         kernels = rep.kernels
         if progress:
             progress(f"kernels certified (L = {lk}); convolution")
-        found = run_plan(plan, {k.prefix: Disks(k.mid, k.rad) for k in kernels}, x, through)
+        found = run_plan(plan, {k.prefix: Disks(k.mid, k.rad) for k in kernels}, x, through, progress)
         outputs = {n: _layout(found[n], n, plan, steps) for n in names}
         targets = _targets(outputs, None if eps is None else float(eps), names)
         wanted = dict(targets)

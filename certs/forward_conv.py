@@ -16,6 +16,7 @@ the work is ``B C H T min(T, Lk)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -123,10 +124,14 @@ class _Accumulator:
         return Disks(mid, rad)
 
 
-def causal_conv(K: Disks, D: np.ndarray, v: Disks) -> Disks:
+#: lags between two progress reports
+PROGRESS_LAGS = 1024
+
+
+def causal_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], None] | None = None) -> Disks:
     """Disks of shape (B, C, H, T) holding ``sum_j K[c, h, j] v[b, h, t - j] + D[c, h]
     v[b, h, t]`` (j from 0 to min(t, Lk - 1)) for K (C, H, Lk), D (C, H) exact and v
-    (B, H, T)."""
+    (B, H, T).  ``progress(text)`` is called every PROGRESS_LAGS lags."""
     check_environment()
     K, v = in_range(K, "kernel"), in_range(v, "input")
     D = np.asarray(D, dtype=np.float64)
@@ -153,5 +158,7 @@ def causal_conv(K: Disks, D: np.ndarray, v: Disks) -> Disks:
         b = lambda x: x[:, None, :, :n]
         acc.add(where, a(kh), a(kl), b(vh), b(vl))
         acc.r[where] += a(w) * b(v.rad) + a(K.rad) * b(vabs)
+        if progress is not None and j % PROGRESS_LAGS == PROGRESS_LAGS - 1:
+            progress(f"convolution: lag {j + 1}/{min(Lk, T)}")
     lags = min(Lk, T)
     return acc.result(4 * (lags + 1), 2 * lags + 1)

@@ -5,6 +5,8 @@ kernel modules, read from the tensor names and shapes (the README's "Certified o
 class              what the state dict holds (prefix ``p``)
 =================  =====================================================================
 ``FFTConv``        ``p.kernel.*`` and ``p.D``: the convolution, ``+ D u``, the activation
+                   (bidirectional when the kernel has twice D's channels: the second
+                   half anticausal, ``y_t += sum_d k1[d-1] u[t+d]`` as the reference pads)
 ``S4Block``        an FFTConv at ``q.layer`` and ``q.output_linear.0.{weight,bias}``: the
                    FFTConv (its input and output not transposed) and the output linear
                    layer with its activation (GLU when it doubles the features)
@@ -50,6 +52,8 @@ class Block:
     norm: tuple | None = None          # (weight, bias) of the block's LayerNorm
     prenorm: bool = True
     residual: bool = False
+    #: a bidirectional FFTConv: the kernel's first half of channels causal, the second anticausal
+    bidirectional: bool = False
 
 
 @dataclass
@@ -112,7 +116,8 @@ def _floats(a: Any, what: str) -> np.ndarray:
 
 def _refuse_hyper(hyper: Any) -> None:
     """Refuse recorded options whose forward pass is not the one implemented here."""
-    checks = (("bidirectional", lambda v: v not in (None, False)), ("gate", lambda v: v is not None),
+    # a bidirectional FFTConv shows in its kernel's channels; a SequenceModel's reverse layer in its tensors
+    checks = (("gate", lambda v: v is not None),
               ("bottleneck", lambda v: v is not None), ("mult_act", lambda v: v not in (None, "id")),
               ("swap_channels", lambda v: v not in (None, False)), ("weight_norm", lambda v: v not in (None, False)),
               ("n_repeat", lambda v: v not in (None, 1)))
@@ -151,7 +156,9 @@ def model_plan(tensors: dict[str, Any], mods: list[KernelModule], hyper: Any = N
     blocks, classes, finals = [], set(), set()
     for mod in mods:
         used |= {_join(mod.prefix, n) for n in mod.tensors}
-        blocks.append(_block(mod, tensors, take, act, hyper, assumed, classes, finals))
+        block = _block(mod, tensors, take, act, hyper, assumed, classes, finals)
+        block.bidirectional = module_channels(mod) == 2 * block.D.shape[0]
+        blocks.append(block)
     if len(classes) != 1:
         raise ValueError(f"the kernel modules sit in different classes ({', '.join(sorted(classes))})")
     cls = classes.pop()
@@ -205,14 +212,13 @@ def _block(mod: KernelModule, tensors: dict, take, act: str, hyper: Any, assumed
         return Block(p, D[None], "gelu", (W, b, "glu"))
     if D.ndim != 2 or D.shape[1] != H:
         raise ValueError(f"{dkey}: expected shape (channels, {H}), got {D.shape}")
-    if D.shape[0] * 2 == C:
-        raise ValueError(f"kernel module {p!r}: a bidirectional FFTConv is not supported")
-    if D.shape[0] != C:
+    bidirectional = D.shape[0] * 2 == C
+    if D.shape[0] != C and not bidirectional:
         raise ValueError(f"{dkey}: {D.shape[0]} channels against the kernel's {C}")
     parent = base[:-len("layer")].rstrip(".") if base == "layer" or base.endswith(".layer") else None
     W = b = None
     if parent is not None:
-        W, b = _linear(tensors, take, parent, None, C * H)
+        W, b = _linear(tensors, take, parent, None, D.shape[0] * H)
     if W is None:
         classes.add("FFTConv")
         return Block(p, D, act)

@@ -321,14 +321,46 @@ def test_refusals(tmp_path):
     np.savez(tmp_path / "gate.npz", **sd, **{"input_gate.0.weight": np.ones((3, 3), np.float32)})
     with pytest.raises(ValueError, match="unsupported module or parameter in the checkpoint: input_gate.0.weight"):
         certify_forward(tmp_path / "gate.npz", u)
-    np.savez(tmp_path / "bi.npz", **{**sd, "D": np.ones((1, 3), np.float32),
-                                     "kernel.C": np.concatenate([sd["kernel.C"]] * 2)})
-    with pytest.raises(ValueError, match="bidirectional"):
-        certify_forward(tmp_path / "bi.npz", u)
+    np.savez(tmp_path / "three.npz", **{**sd, "kernel.C": np.concatenate([sd["kernel.C"]] * 3)})
+    with pytest.raises(ValueError, match="1 channels against the kernel's 3"):
+        certify_forward(tmp_path / "three.npz", u)
     with pytest.raises(ValueError, match="expected shape"):
         certify_forward(DATA / "a02_fftconv_dplr_rank2_dtuntied.pt", u[:, :2])
     with pytest.raises(CertificationError, match="above eps"):
         certify_forward(DATA / "a02_fftconv_dplr_rank2_dtuntied.pt", u, eps=1e-30, part="ssm")
+
+
+def test_a_bidirectional_fftconv_is_the_reference_formula(tmp_path):
+    """The reference's bidirectional kernel (k0 padded after, the flipped k1 before) through a
+    numpy FFT convolution of the certified kernels' midpoints, within that computation's own
+    rounding (the module docstring's FFT bound) and the kernels' radii."""
+    from s4cert.certs.checkpoint.reader import read_checkpoint
+    name = "a02_fftconv_dplr_rank2_dtuntied"
+    sd = dict(read_checkpoint(DATA / f"{name}.pt").tensors)
+    C = sd["kernel.C"]
+    sd["kernel.C"] = np.concatenate([C, C[..., ::-1, :] * np.float32(0.5)])
+    np.savez(tmp_path / "bi.npz", **sd)
+    x = outputs(name)["u_conv"].astype(np.float64)[:, :, :40]
+    r = certify_forward(tmp_path / "bi.npz", x, part="ssm", l_max=None, dt_transform="softplus")
+    assert r.plan.blocks[0].bidirectional
+    k = r.kernels[0]
+    T = x.shape[-1]
+    k0, k1 = k.mid[:1], k.mid[1:]
+    full = np.concatenate([k0, np.zeros_like(k0)], -1) + np.concatenate([np.zeros_like(k1), k1[..., ::-1]], -1)
+    n = 2 * T
+    y = np.fft.irfft(np.fft.rfft(x, n)[:, None] * np.fft.rfft(full, n)[None], n)[..., :T] + x[:, None] * sd["D"][None, :, :, None]
+    eta = 10 * math.ceil(math.log2(n)) * U
+    ax = np.abs(x)
+    allow = 3 * eta * math.sqrt(n) * np.linalg.norm(x, axis=-1)[:, None, :, None] * \
+        np.linalg.norm(full, axis=-1)[None, :, :, None] + 2 * U * np.abs(x[:, None] * sd["D"][None, :, :, None])
+    allow += float(k.rad.max()) * np.sum(ax, axis=-1)[:, None, :, None] * 2
+    ssm = r.outputs["kernel.ssm"]
+    assert np.all(np.abs(y.reshape(ssm.shape) - ssm.mid) <= ssm.rad + allow.reshape(ssm.shape))
+    causal = np.fft.irfft(np.fft.rfft(x, n)[:, None] * np.fft.rfft(k0, n)[None], n)[..., :T]
+    assert np.max(np.abs(causal.reshape(ssm.shape) + (x[:, None] * sd["D"][None, :, :, None]).reshape(ssm.shape)
+                         - ssm.mid)) > 1e-3
+    with pytest.raises(ValueError, match="bidirectional FFTConv has no step mode"):
+        certify_forward(tmp_path / "bi.npz", x, steps=True, dt_transform="softplus")
 
 
 def test_hostile_inputs(tmp_path):

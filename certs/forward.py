@@ -37,6 +37,7 @@ from ..arith.midrad import U, up
 from .forward_layers import activation, layer_norm, linear
 from .forward_plan import Block, Plan, model_plan
 from .io.atomic import atomic_write
+from .io.numbers import json_value
 
 REPORT_FORMAT = "s4cert.forward-report/1"
 DEFAULT_REL_EPS = 1e-13
@@ -94,7 +95,8 @@ class ForwardReport:
         if outputs:
             items.append((outputs, npz_bytes(self.arrays())))
         if report:
-            items.append((report, (json.dumps(self.document(), indent=1, allow_nan=False) + "\n").encode()))
+            doc = json_value(self.document(), "report")
+            items.append((report, (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()))
         if items:
             atomic_write(items)
 

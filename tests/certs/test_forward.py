@@ -263,6 +263,26 @@ def test_the_convolution_contains_every_point_of_its_disks(seed, Lk, T, ks, vs, 
     assert certified == 8 * T
 
 
+def test_the_compiled_sums_are_the_numpy_sums_bitwise(monkeypatch):
+    """The compiled loop (numba) runs the same operations in the same order: its disks are the
+    numpy form's, bit for bit (so the proof of the numpy form covers it)."""
+    from s4cert.arith.compiled import installed
+    from s4cert.certs import forward_conv
+    if not installed():
+        assert not forward_conv.GATE.open()
+        return
+    assert forward_conv.GATE.open()
+    rng = np.random.default_rng(5)
+    K = Disks(rng.standard_normal((2, 3, 40)), np.abs(rng.standard_normal((2, 3, 40))) * 1e-14)
+    v = Disks(rng.standard_normal((2, 3, 64)), np.abs(rng.standard_normal((2, 3, 64))) * 1e-15)
+    D = rng.standard_normal((2, 3))
+    forms = []
+    for mode in ("0", "1"):
+        monkeypatch.setenv("S4CERT_COMPILED", mode)
+        forms.append(causal_conv(K, D, v))
+    assert np.array_equal(forms[0].mid, forms[1].mid) and np.array_equal(forms[0].rad, forms[1].rad)
+
+
 def test_tiny_and_huge_values():
     y = causal_conv(Disks.exact(np.array([[[1e-300, 1.0]]])), np.zeros((1, 1)), Disks.exact(np.ones((1, 1, 3))))
     assert np.all(np.abs(y.mid[0, 0, 0] - np.array([1e-300, 1 + 1e-300, 1 + 1e-300])) <= y.rad[0, 0, 0])

@@ -8,6 +8,7 @@ from typing import Any
 from ...arith.triple_double import TD, concat, roots_of_unity_td, td_of_balls
 
 from ..result import Result
+from .cauchy_td import cauchy_sums_td
 from .disk_filter import filter_kernel_disks, register
 from .dplr import DPLR
 
@@ -32,4 +33,4 @@ def filter_kernel_td(model: DPLR, step: Any, L: int, c_tilde: list | None = None
     return filter_kernel_disks(TD, model, step, L, c_tilde, exceptional, prec)
 
 
-register(TD, arithmetic=ARITHMETIC, of_balls=td_of_balls, roots=roots_of_unity_td, concat=concat)
+register(TD, arithmetic=ARITHMETIC, of_balls=td_of_balls, roots=roots_of_unity_td, concat=concat, cauchy=cauchy_sums_td)

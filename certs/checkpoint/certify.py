@@ -20,13 +20,14 @@ from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
-from flint import acb, arb, ctx
+from flint import acb, ctx
 
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde
 from ...algorithms.s4.diagonal import diagonal_kernel
 from ...algorithms.s4.diagonal_midrad import dd_powers, diagonal_terms_arrays, disks_of, vandermonde_midrad
 from ...arith.dd_field import DDArrayField
+from ...arith.disk_convert import real_disk_of_ball
 from ...arith.double_double import DD
 from ...arith.midrad import RangeError
 from ...algorithms.s4.dplr import DPLR
@@ -88,15 +89,9 @@ class ModuleKernels:
 
 
 def real_disk(x: acb) -> tuple[float, float]:
-    """A float64 midpoint m and radius r with |t - m| <= r for every real t in x."""
-    re = x.real
-    if not re.is_finite():
-        return math.nan, math.inf
-    m = float(re.mid())
-    if not math.isfinite(m):
-        return m, math.inf
-    with ctx.workprec(64):
-        return m, float_upper((re - arb(m)).abs_upper())
+    """A float64 midpoint m and radius r with |t - m| <= r for every real t in x (the rule is
+    ``arith.disk_convert.real_disk_of_ball``)."""
+    return real_disk_of_ball(x)
 
 
 def _targets(eps: float | None, mid: np.ndarray) -> np.ndarray:

@@ -1,12 +1,13 @@
 """Ball mode's disk routes: the filter on float64 midpoint-radius disks
 (``algorithms.s4.midrad``), on double-double ones (``algorithms.s4.midrad_dd``) and on
 triple-double ones (``algorithms.s4.midrad_td``), each accepted when every radius is at most
-eps."""
+eps; one ``DiskRoute`` record per route in ``ROUTES``."""
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -24,8 +25,6 @@ from ..arith import BallField
 from .ball_run import C_TILDE_METHOD
 from .constants import constants_from_bounds
 
-#: the arithmetic choices of ball mode (see ``certify_kernel``)
-ARITHMETIC_CHOICES = ("auto", "ball", "float64", "double-double", "triple-double")
 #: precision of the float64 route's set-up (C~, poles, weights) in ball arithmetic
 FLOAT64_SETUP_PREC = 128
 
@@ -125,46 +124,78 @@ def _worst(radii: np.ndarray) -> float:
     return float(np.max(radii)) if len(radii) else 0.0
 
 
-def _run(name: str, model, step, L, eps: Fraction, ct, exceptional,
+@dataclass(frozen=True)
+class DiskRoute:
+    """One disk route of ball mode: its name (as ``arithmetic`` names it), the arithmetic its
+    results and certificates name, the filter that runs it and the set-up's ball precision,
+    whether the filter also decides G (``decide_g``), the radii it is accepted on and its
+    enclosures (both from its result), the certificate's ``precision_bits``, its radius floor
+    under "auto" (|K_0| 2^-floor_bits, stated as ``floor_text``), its reach in bits beyond
+    float64's and whether "auto" tries it."""
+
+    name: str
+    arithmetic: str
+    kernel: Callable[..., Any]
+    setup_prec: int
+    decides_g: bool
+    radii: Callable[[Any], np.ndarray]
+    enclosures: Callable[[Any], Sequence]
+    precision_bits: int
+    floor_bits: int
+    floor_text: str
+    reach_bits: int
+    in_auto: bool
+
+
+#: the disk routes, in the order "auto" tries them.  The triple-double route is left out of
+#: "auto": with the generic Cauchy sums of ``disk_filter`` (TD has no faster primitive yet) it is
+#: slower than the ball run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and
+#: 1e-40 max|K|, timed alternately with the float64 kernel: N = 64, L = 16384: 43-65 times the
+#: float64 kernel against the ball run's 25-30; N = 64, L = 1024: 0.11 vs 0.045 s; N = 8,
+#: L = 256: 17 vs 8.5 ms), and the ladder must not make "auto" slower; it runs on request
+ROUTES = (
+    DiskRoute(name="float64", arithmetic=ARITHMETIC, kernel=filter_kernel_midrad, setup_prec=FLOAT64_SETUP_PREC,
+              decides_g=True, radii=lambda res: res.value[1], enclosures=lambda res: DiskBalls(*res.value),
+              precision_bits=53, floor_bits=54, floor_text="u max|K|", reach_bits=0, in_auto=True),
+    DiskRoute(name="double-double", arithmetic=DD_ARITHMETIC, kernel=filter_kernel_dd, setup_prec=FLOAT64_SETUP_PREC,
+              decides_g=False, radii=lambda res: box_radii(*res.info["dd"]),
+              enclosures=lambda res: DDBalls(*res.info["dd"]), precision_bits=106, floor_bits=96,
+              floor_text="2^-90 max|K| (measured)", reach_bits=53, in_auto=True),
+    DiskRoute(name="triple-double", arithmetic=TD_ARITHMETIC, kernel=filter_kernel_td, setup_prec=TD_SETUP_PREC,
+              decides_g=False, radii=lambda res: td_box_radii(res.info["disks"]),
+              enclosures=lambda res: TDBalls(res.info["disks"]), precision_bits=TD_PRECISION_BITS, floor_bits=156,
+              floor_text="2^-150 max|K| (measured)", reach_bits=113, in_auto=False),
+)
+#: the disk routes' names, in the order "auto" tries them
+DISK_ROUTES = tuple(route.name for route in ROUTES)
+#: the disk routes "auto" tries
+AUTO_ROUTES = tuple(route.name for route in ROUTES if route.in_auto)
+#: the arithmetic choices of ball mode (see ``certify_kernel``)
+ARITHMETIC_CHOICES = ("auto", "ball") + DISK_ROUTES
+
+
+def route_of(res) -> DiskRoute:
+    """The route of a disk run's result, by the arithmetic it names."""
+    arithmetic = res.info["cauchy"]["arithmetic"]
+    for route in ROUTES:
+        if route.arithmetic == arithmetic:
+            return route
+    raise ValueError(f"no disk route computes in {arithmetic!r}")
+
+
+def _run(route: DiskRoute, model, step, L, eps: Fraction, ct, exceptional,
          decide_g: bool = True) -> tuple[Any, str, float | None]:
     """One disk route on a given C~: (result or None, why not, its largest radius or None).
     ``decide_g``: the float64 route also decides G's invertibility from its set-up (only
     wanted when C~ was supplied)."""
-    if name == "float64":
-        res = filter_kernel_midrad(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC,
-                                   decide_g=decide_g)
-        radii = res.value[1] if res.ok else None
-    elif name == "double-double":
-        res = filter_kernel_dd(model, step, L, c_tilde=ct, exceptional=exceptional, prec=FLOAT64_SETUP_PREC)
-        radii = box_radii(*res.info["dd"]) if res.ok else None
-    else:
-        res = filter_kernel_td(model, step, L, c_tilde=ct, exceptional=exceptional, prec=TD_SETUP_PREC)
-        radii = td_box_radii(res.info["disks"]) if res.ok else None
-    if radii is None:
+    asked = {"decide_g": decide_g} if route.decides_g else {}
+    res = route.kernel(model, step, L, c_tilde=ct, exceptional=exceptional, prec=route.setup_prec, **asked)
+    if not res.ok:
         return None, f"{res.status} ({res.info.get('reason', '')})", None
-    worst = _worst(radii)
+    worst = _worst(route.radii(res))
     if not (math.isfinite(worst) and Fraction(worst) <= eps):
         return None, f"radius {worst:.3g} > eps {float(eps):.3g}", worst
     return res, "", worst
-
-
-#: the disk routes, in the order "auto" tries them
-DISK_ROUTES = ("float64", "double-double", "triple-double")
-#: the disk routes "auto" tries: the triple-double route is left out, since with the generic
-#: Cauchy sums of ``disk_filter`` (TD has no faster primitive yet) it is slower than the ball
-#: run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and 1e-40 max|K|,
-#: timed alternately with the float64 kernel: N = 64, L = 16384: 43-65 times the float64
-#: kernel against the ball run's 25-30; N = 64, L = 1024: 0.11 vs 0.045 s; N = 8, L = 256:
-#: 17 vs 8.5 ms), and the ladder must not make "auto" slower; it runs on request
-AUTO_ROUTES = ("float64", "double-double")
-#: under "auto" a route is skipped when eps < |K_0| 2^-bits (its radius floor, see disk_routes)
-FLOOR_BITS = {"float64": 54, "double-double": 96, "triple-double": 156}
-#: the floors as the skip messages state them
-FLOOR_TEXT = {"float64": "u max|K|", "double-double": "2^-90 max|K| (measured)",
-              "triple-double": "2^-150 max|K| (measured)"}
-#: the routes' reach in bits beyond float64's: under "auto" a route is skipped when eps is
-#: below the radius of the last route that ran times 2^-(its reach - that route's reach)
-REACH_BITS = {"float64": 0, "double-double": 53, "triple-double": 113}
 
 
 def first_entry_estimate(model, step) -> float | None:
@@ -195,13 +226,13 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
     """The disk routes ``arithmetic`` allows ("auto": the AUTO_ROUTES, float64 then
     double-double; else the one named), the first whose radii are all <= eps: (its result or
     None, seconds spent forming C~, why each route tried did not certify).  C~, when not
-    supplied, is formed once at FLOAT64_SETUP_PREC for the float64 and double-double routes
-    and once at TD_SETUP_PREC for the triple-double one.  Under "auto" a route is skipped
-    when eps is below what it can reach: below |K_0| 2^-FLOOR_BITS[route]
+    supplied, is formed once per set-up precision (FLOAT64_SETUP_PREC for the float64 and
+    double-double routes, TD_SETUP_PREC for the triple-double one).  Under "auto" a route is
+    skipped when eps is below what it can reach: below |K_0| 2^-floor_bits
     (``first_entry_estimate``; the radii are at least u max|K|, and, measured, 2^-90 max|K|
     on double-double and 2^-150 max|K| on triple-double disks, while |K_0| <= max|K|), or
     below the radius of the last route that ran times 2^-(the difference of their
-    REACH_BITS), so a ball run is not delayed by a route that cannot reach eps."""
+    reach_bits), so a ball run is not delayed by a route that cannot reach eps."""
     formed: dict[int, tuple] = {}
     t_ct = 0.0
 
@@ -214,75 +245,46 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
         return formed[prec]
 
     tried: list[str] = []
-    previous = None                                        # (name, radius) of the last route run
+    previous = None                                        # (route, radius) of the last route run
     k0 = first_entry_estimate(model, step) if arithmetic == "auto" else None
-    for name in DISK_ROUTES:
-        if arithmetic != name and not (arithmetic == "auto" and name in AUTO_ROUTES):
+    for route in ROUTES:
+        name = route.name
+        if arithmetic != name and not (arithmetic == "auto" and route.in_auto):
             continue
-        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** FLOOR_BITS[name]) > eps:
-            tried.append(f"{name}: skipped (its radius is at least {FLOOR_TEXT[name]}, and |K_0| is about {k0:.3g})")
+        if k0 is not None and Fraction(k0) * Fraction(1, 2 ** route.floor_bits) > eps:
+            tried.append(f"{name}: skipped (its radius is at least {route.floor_text}, and |K_0| is about {k0:.3g})")
             continue
         if arithmetic == "auto" and previous is not None and previous[1] is not None \
-                and Fraction(previous[1]) * Fraction(1, 2 ** (REACH_BITS[name] - REACH_BITS[previous[0]])) > eps:
-            tried.append(f"{name}: skipped ({previous[0]} radius {previous[1]:.3g}; eps far below its reach)")
+                and Fraction(previous[1]) * Fraction(1, 2 ** (route.reach_bits - previous[0].reach_bits)) > eps:
+            tried.append(f"{name}: skipped ({previous[0].name} radius {previous[1]:.3g}; eps far below its reach)")
             continue
-        ct, why = c_tilde_at(TD_SETUP_PREC if name == "triple-double" else FLOAT64_SETUP_PREC)
+        ct, why = c_tilde_at(route.setup_prec)
         if ct is None:
             return None, t_ct, tried + [f"C~: {why}"]
         progress(f"filter on {name} disks")
-        res, why, worst = _run(name, model, step, L, eps, ct, exceptional, decide_g=c_tilde is not None)
+        res, why, worst = _run(route, model, step, L, eps, ct, exceptional, decide_g=c_tilde is not None)
         if res is not None:
             return res, t_ct, tried
         tried.append(f"{name}: {why}")
-        previous = (name, worst)
+        previous = (route, worst)
     return None, t_ct, tried
 
 
 def certificate_of(res, r: int, exact: bool) -> dict:
-    """The certificate of an accepted disk run (float64, double-double or triple-double)."""
-    if res.info["cauchy"]["arithmetic"] == TD_ARITHMETIC:
-        return triple_double_certificate(res, r, exact)
-    return double_double_certificate(res, r, exact) if "dd" in res.info else float64_certificate(res, r, exact)
-
-
-def float64_certificate(res, r: int, exact: bool) -> dict:
-    """The certificate of an accepted float64 run: mode, routing, the filter constants
-    (from the run's bounds b, w, d, A_wt), Cauchy route, arithmetic, precision_bits
-    (53) and max_radius."""
-    info = res.info
-    rad = res.value[1]
+    """The certificate of an accepted disk run: mode, routing, the filter constants (from the
+    run's bounds b, w, d, A_wt), Cauchy route, and its route's arithmetic, precision_bits and
+    max_radius (the largest of the radii it was accepted on: the disks' own for float64, those
+    of the disks around its boxes, ``box_radii`` and ``td_box_radii``, for the others)."""
+    route, info = route_of(res), res.info
     constants = constants_from_bounds(info["b"], info["w"], info["d"], info["A_wt"], r, info["exceptional"],
                                       {k: info["poles"] > 0 for k in info["A_wt"]})
     return {"mode": "ball", "routing": "exact" if exact else "ball", **constants,
-            "cauchy": dict(info["cauchy"]), "arithmetic": ARITHMETIC,
-            "precision_bits": 53, "max_radius": float(np.max(rad)) if len(rad) else 0.0}
-
-
-def double_double_certificate(res, r: int, exact: bool) -> dict:
-    """The certificate of an accepted double-double run: as ``float64_certificate``, with
-    ``arithmetic`` the double-double one, ``precision_bits`` 106 and ``max_radius`` the
-    largest radius of the disks around its boxes (``box_radii``)."""
-    cert = float64_certificate(res, r, exact)
-    cert.update(arithmetic=DD_ARITHMETIC, precision_bits=106, max_radius=_worst(box_radii(*res.info["dd"])))
-    return cert
-
-
-def triple_double_certificate(res, r: int, exact: bool) -> dict:
-    """The certificate of an accepted triple-double run: as ``float64_certificate``, with
-    ``arithmetic`` the triple-double one, ``precision_bits`` TD_PRECISION_BITS and
-    ``max_radius`` the largest radius of the disks around its boxes (``td_box_radii``)."""
-    cert = float64_certificate(res, r, exact)
-    cert.update(arithmetic=TD_ARITHMETIC, precision_bits=TD_PRECISION_BITS,
-                max_radius=_worst(td_box_radii(res.info["disks"])))
-    return cert
+            "cauchy": dict(info["cauchy"]), "arithmetic": route.arithmetic,
+            "precision_bits": route.precision_bits, "max_radius": _worst(route.radii(res))}
 
 
 def disk_kernel(res) -> tuple[np.ndarray, np.ndarray, Sequence]:
     """(midpoints, radii, enclosures) of an accepted disk run: float64, double-double or
     triple-double."""
     mid, rad = res.value
-    if res.info["cauchy"]["arithmetic"] == TD_ARITHMETIC:
-        return mid, rad, TDBalls(res.info["disks"])
-    if "dd" in res.info:
-        return mid, rad, DDBalls(*res.info["dd"])
-    return mid, rad, DiskBalls(mid, rad)
+    return mid, rad, route_of(res).enclosures(res)

@@ -1,6 +1,7 @@
 """The real and complex double-double kernels on float64 arrays (midpoints only, with a-priori
 error bounds), under round to nearest and without a fused multiply-add: 2Sum, Veltkamp's split,
-Dekker's product, the real pair product and sum, and the complex pair product and square with
+Dekker's product (each also written into given buffers: ``two_sum_into``, ``split_into``,
+``dekker_into``), the real pair product and sum, and the complex pair product and square with
 their bound (``proofs/double_double_filter.md``, Lemmas 1-3 and 8).  ``arith.double_double``
 builds its disks on them.
 
@@ -67,19 +68,52 @@ def _real_add(xh, xl, yh, yl):
     return zh, zl, up(U * up(np.abs(t) + np.abs(v)))
 
 
-def _dekker_masked(aH, aL, bH, bL, p):
-    """Dekker's error of p = fl(a b) from the splits of a and b, set to 0 where |p| < 2^-900
-    (Lemma 1: then |a b - p - e| <= 2^-950; elsewhere exact)."""
+def two_sum_into(a, b, s, e, t):
+    """2Sum into the buffers: s = fl(a + b), e = a + b - s exactly."""
+    add, sub = np.add, np.subtract
+    add(a, b, s)
+    sub(s, a, t)                                         # bb
+    sub(s, t, e)
+    sub(a, e, e)                                         # a - (s - bb)
+    sub(b, t, t)
+    add(e, t, e)
+
+
+def split_into(x, h, l):
+    """Veltkamp's split into the buffers: h + l = x, each of at most 26 bits."""
+    mul, sub = np.multiply, np.subtract
+    mul(x, _SPLIT, h)
+    sub(h, x, l)
+    sub(h, l, h)
+    sub(x, h, l)
+
+
+def dekker_into(xH, xL, yH, yL, p, e, t, mask: bool = False):
+    """e = ((xH yH - p) + xH yL + xL yH) + xL yL (Dekker's error of p = fl(x y)) into the
+    buffer e, t a work buffer; with ``mask`` 0 where |p| < 2^-900 (Lemma 1: then
+    |x y - p - e| <= 2^-950; elsewhere exact)."""
+    mul, add, sub = np.multiply, np.add, np.subtract
+    mul(xH, yH, e)
+    sub(e, p, e)
+    mul(xH, yL, t)
+    add(e, t, e)
+    mul(xL, yH, t)
+    add(e, t, e)
+    mul(xL, yL, t)
+    add(e, t, e)
+    if mask:
+        np.abs(p, t)
+        e *= t >= _TP_MIN
+
+
+def dekker(aH, aL, bH, bL, p, mask: bool = True):
+    """Dekker's error of p = fl(a b) from the splits of a and b (``dekker_into`` into new
+    arrays of p's shape; scalars too), by default masked."""
     if np.ndim(p) == 0:
         e = ((aH * bH - p) + aH * bL + aL * bH) + aL * bL
-        return e * (abs(p) >= _TP_MIN)
-    e = np.multiply(aH, bH)
-    e -= p
-    t = aH * bL
-    e += t
-    e += np.multiply(aL, bH, out=t)
-    e += np.multiply(aL, bL, out=t)
-    e *= np.abs(p, out=t) >= _TP_MIN
+        return e * (abs(p) >= _TP_MIN) if mask else e
+    e, t = np.empty(np.shape(p)), np.empty(np.shape(p))
+    dekker_into(aH, aL, bH, bL, p, e, t, mask)
     return e
 
 
@@ -104,8 +138,8 @@ def _cmul(xrh, xrl, xih, xil, yrh, yrl, yih, yil, bound: bool = True):
     yrH, yrL = split(yrh)
     yiH, yiL = split(yih)
     p1, p2, p3, p4 = xrh * yrh, xih * yih, xrh * yih, xih * yrh
-    e1, e2 = _dekker_masked(xrH, xrL, yrH, yrL, p1), _dekker_masked(xiH, xiL, yiH, yiL, p2)
-    e3, e4 = _dekker_masked(xrH, xrL, yiH, yiL, p3), _dekker_masked(xiH, xiL, yrH, yrL, p4)
+    e1, e2 = dekker(xrH, xrL, yrH, yrL, p1), dekker(xiH, xiL, yiH, yiL, p2)
+    e3, e4 = dekker(xrH, xrL, yiH, yiL, p3), dekker(xiH, xiL, yrH, yrL, p4)
     np.negative(p2, out=p2)
     s, g = two_sum(p1, p2)
     e1 -= e2
@@ -191,8 +225,8 @@ def _csquare(xrh, xrl, xih, xil):
     xrH, xrL = split(xrh)
     xiH, xiL = split(xih)
     p1, p2, p3 = xrh * xrh, xih * xih, xrh * xih
-    e1, e2 = _dekker_masked(xrH, xrL, xrH, xrL, p1), _dekker_masked(xiH, xiL, xiH, xiL, p2)
-    e3 = _dekker_masked(xrH, xrL, xiH, xiL, p3)
+    e1, e2 = dekker(xrH, xrL, xrH, xrL, p1), dekker(xiH, xiL, xiH, xiL, p2)
+    e3 = dekker(xrH, xrL, xiH, xiL, p3)
     s, g = two_sum(p1, -p2)
     t = g + ((e1 - e2) + 2 * (xrh * xrl - xih * xil))
     rh, rl = two_sum(s, t)

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ...arith.dd_kernels import dekker_into, split_into, two_sum_into
 from ...arith.double_double import DD, two_sum
 from ...arith.midrad import U, RangeError, sum_upper, up
 
@@ -276,28 +277,6 @@ class _Work:
         self.T, self.v = self.TV
 
 
-def _split(x, h, l):
-    """Veltkamp's split into the buffers: h + l = x, each of at most 26 bits."""
-    mul, sub = np.multiply, np.subtract
-    mul(x, 134217729.0, h)
-    sub(h, x, l)
-    sub(h, l, h)
-    sub(x, h, l)
-
-
-def _dekker(xH, xL, yH, yL, p, e, t):
-    """e = ((xH yH - p) + xH yL + xL yH) + xL yL (Dekker's error of p = fl(x y))."""
-    mul, add, sub = np.multiply, np.add, np.subtract
-    mul(xH, yH, e)
-    sub(e, p, e)
-    mul(xH, yL, t)
-    add(e, t, e)
-    mul(xL, yH, t)
-    add(e, t, e)
-    mul(xL, yL, t)
-    add(e, t, e)
-
-
 def _differences(w: _Work, Zp: tuple, Pp: tuple) -> tuple:
     """d = z - mu for the block's pairs as the pair (dh, dl) = (s, v) (Lemma 10): d1 = z1 - p1
     and d2 = z2 - p2 exact, Fast2Sum of d1 + d2 into (s, e), v = e + (z3 - p3); per component
@@ -338,17 +317,12 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     q0 = mul(dh, v, L[3])                                  # [q0r, q0i]: q0 = q0r - i q0i
     # 2. the residual r = 1 - (dh + dl) q0 by exact products (Lemma 11)
     dH, dL, qH, qL = w.dH, w.dL, w.qH, w.qL
-    _split(dh, dH, dL)
-    _split(q0, qH, qL)
+    split_into(dh, dH, dL)
+    split_into(q0, qH, qL)
     p, e, rre, (s, g) = w.p, w.e, w.T, t                   # (few buffers: they stay in cache; T later)
     mul(dh, q0, p)                                         # [dhr q0r, dhi q0i]
-    _dekker(dH, dL, qH, qL, p, e, t)
-    add(p[0], p[1], s)                                     # 2Sum of p1 + p2
-    sub(s, p[0], rre)                                      # bb
-    sub(s, rre, g)
-    sub(p[0], g, g)
-    sub(p[1], rre, rre)
-    add(g, rre, g)
+    dekker_into(dH, dL, qH, qL, p, e, t)
+    two_sum_into(p[0], p[1], s, g, rre)                    # 2Sum of p1 + p2
     sub(1.0, s, rre)                                       # ((1 - s) - g) - (e1 + e2) - Re(dl q0)
     sub(rre, g, rre)
     add(e[0], e[1], s)
@@ -357,7 +331,7 @@ def _block(w: _Work, out: "_Out", cols: slice, Zp: tuple, Pp: tuple, W: _Weights
     add(t[0], t[1], s)
     sub(rre, s, rre)
     mul(dh[::-1], q0, p)                                   # [dhi q0r, dhr q0i]
-    _dekker(dH[::-1], dL[::-1], qH, qL, p, e, t)
+    dekker_into(dH[::-1], dL[::-1], qH, qL, p, e, t)
     im = p[0]
     sub(p[0], p[1], im)                                    # Im(d q0) = -Im r
     sub(e[0], e[1], s)

@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from ...arith.dd_kernels import dekker_into, split, split_into, two_sum_into
 from ...arith.double_double import DD, concat, dd_of_balls, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..result import Result
-from .cauchy_pairs import _dekker, cauchy_pairs
+from .cauchy_pairs import cauchy_pairs
 from .disk_filter import filter_kernel_disks, register
 from .dplr import DPLR
 from .midrad import bit_reverse
@@ -48,13 +49,6 @@ def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], flo
     return cauchy_pairs(Z, poles, weights)
 
 
-def _split(x):
-    """Veltkamp's split (``arith.double_double.split``)."""
-    c = 134217729.0 * x
-    h = c - (c - x)
-    return h, x - h
-
-
 class _StageBuffers:
     """Work arrays for one butterfly stage over M entries (real and imaginary parts stacked,
     2 x M/2 per array), reused by every stage."""
@@ -67,32 +61,13 @@ class _StageBuffers:
         return [b.reshape(shape) for b in self._flat]
 
 
-def _dekker_into(xH, xL, yH, yL, p, e, t):
-    """e = Dekker's error of p = fl(x y) from the splits, 0 where |p| < 2^-900 (Lemma 1)."""
-    absolute = np.abs
-    _dekker(xH, xL, yH, yL, p, e, t)
-    absolute(p, t)
-    e *= t >= 2.0 ** -900
-
-
-def _two_sum_into(a, b, s, e, t):
-    """2Sum into the buffers: s = fl(a + b), e = a + b - s exactly."""
-    add, sub = np.add, np.subtract
-    add(a, b, s)
-    sub(s, a, t)                                         # bb
-    sub(s, t, e)
-    sub(a, e, e)                                         # a - (s - bb)
-    sub(b, t, t)
-    add(e, t, e)
-
-
 def _butterfly(eh, el, s, tail, yh, yl, w, sign: float) -> None:
     """y = e + sign p for the product p = s + tail (not normalized): 2Sum of the high parts,
     the rest added, 2Sum again, into the views (yh, yl) (Lemma 13)."""
     add, sub = np.add, np.subtract
     S, G, t = w
     if sign > 0:
-        _two_sum_into(eh, s, S, G, t)
+        two_sum_into(eh, s, S, G, t)
         add(el, tail, t)
     else:
         sub(eh, s, S)                                    # 2Sum(eh, -s)
@@ -103,7 +78,7 @@ def _butterfly(eh, el, s, tail, yh, yl, w, sign: float) -> None:
         sub(G, t, G)                                     # (-s) - bb
         sub(el, tail, t)
     add(G, t, G)
-    _two_sum_into(S, G, yh, yl, t)
+    two_sum_into(S, G, yh, yl, t)
 
 
 def idft_dd(H: DD, M: int) -> DD:
@@ -184,16 +159,13 @@ def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:
     high-times-low products added in float64 (``_cmul``'s steps without its last 2Sum)."""
     add, sub, mul = np.add, np.subtract, np.multiply
     wr, wrl, wi, wil = (y[None, None, :, None] for y in (tw.rh, tw.rl, tw.ih, tw.il))
-    (wrH, wrL), (wiH, wiL) = _split(wr), _split(wi)
+    (wrH, wrL), (wiH, wiL) = split(wr), split(wi)
     oH, oL, P, E1, Q, E2, C1, C2, s, g, t = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[11]
-    mul(oh, 134217729.0, oH)                             # Veltkamp's split of o's high parts
-    sub(oH, oh, oL)
-    sub(oH, oL, oH)
-    sub(oh, oH, oL)
+    split_into(oh, oH, oL)                               # Veltkamp's split of o's high parts
     mul(oh, wr, P)                                       # [wr o_re, wr o_im]
-    _dekker_into(wrH, wrL, oH, oL, P, E1, t)
+    dekker_into(wrH, wrL, oH, oL, P, E1, t, mask=True)
     mul(oh[::-1], wi, Q)                                 # [wi o_im, wi o_re]
-    _dekker_into(wiH, wiL, oH[::-1], oL[::-1], Q, E2, t)
+    dekker_into(wiH, wiL, oH[::-1], oL[::-1], Q, E2, t, mask=True)
     mul(ol, wr, C1)                                      # [wr o_re, wr o_im]'s high-times-low products
     mul(oh, wrl, t)
     add(C1, t, C1)
@@ -203,7 +175,7 @@ def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:
     mul(Q, sign, Q)                                      # Re = wr o_re - wi o_im, Im = wr o_im + wi o_re
     mul(E2, sign, E2)
     mul(C2, sign, C2)
-    _two_sum_into(P, Q, s, g, t)
+    two_sum_into(P, Q, s, g, t)
     add(E1, E2, E1)
     add(C1, C2, C1)
     add(E1, C1, E1)

@@ -35,7 +35,7 @@ from .errors import CertificationError
 from .forward_conv import Disks, causal_conv
 from ..arith.midrad import U, up
 from .forward_layers import activation, layer_norm, linear
-from .forward_plan import Block, Plan, model_plan
+from .forward_plan import Block, Plan, recorded_values, model_plan
 from .io.atomic import atomic_write
 from .io.numbers import json_value
 
@@ -43,6 +43,9 @@ REPORT_FORMAT = "s4cert.forward-report/1"
 DEFAULT_REL_EPS = 1e-13
 #: rounds of tighter kernels before a radius above eps is reported
 ROUNDS = 4
+#: float64 disks hold no array tighter than this times its largest |midpoint| (the rounding
+#: of the midpoints themselves, 2u, with a margin)
+_FLOOR = 4 * U
 #: the largest input read (entries)
 MAX_INPUT_ENTRIES = 1 << 28
 PARTS = ("model", "ssm", "both")
@@ -299,8 +302,9 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         if other is not None and tighten:
             _tighten_target(wanted, outputs, other, against, plan)
         ratio = max(outputs[n].max_rad() / wanted[n] for n in wanted)
-        if ratio <= 1:
-            break
+        if ratio <= 1 or any(targets[n] < _FLOOR * float(np.max(np.abs(outputs[n].mid), initial=0.0))
+                             for n in targets if outputs[n].max_rad() > targets[n]):
+            break       # met, or an eps below what float64 disks can hold (their midpoints' rounding)
         kmax = min(k.max_rad for k in kernels)
         if not kmax > 4 * U * max(float(np.max(np.abs(k.mid), initial=0)) for k in kernels):
             break       # the kernels are as tight as float64 disks hold them
@@ -320,8 +324,7 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
 
 def _kernel_length(T: int, l_max: Any, hyper: Any, plan: Plan) -> int:
     if l_max == "auto":
-        from .forward_plan import _walk
-        found = {v for v in _walk(hyper, "l_max") if v is None or (isinstance(v, int) and not isinstance(v, bool))}
+        found = {v for v in recorded_values(hyper, "l_max") if v is None or (isinstance(v, int) and not isinstance(v, bool))}
         if len(found) > 1:
             raise ValueError(f"the checkpoint's hyper_parameters record l_max as {sorted(map(str, found))}")
         if found:

@@ -72,7 +72,8 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _walk(hyper: Any, key: str, depth: int = 0) -> list:
+def recorded_values(hyper: Any, key: str, depth: int = 0) -> list:
+    """Every value of ``key`` anywhere in a checkpoint's hyper_parameters (plain containers)."""
     if depth > 32:
         return []
     out = []
@@ -80,16 +81,16 @@ def _walk(hyper: Any, key: str, depth: int = 0) -> list:
         for k, v in hyper.items():
             if k == key:
                 out.append(v)
-            out += _walk(v, key, depth + 1)
+            out += recorded_values(v, key, depth + 1)
     elif isinstance(hyper, (list, tuple)):
         for v in hyper:
-            out += _walk(v, key, depth + 1)
+            out += recorded_values(v, key, depth + 1)
     return out
 
 
 def _setting(hyper: Any, key: str, option: Any, default: Any, assumed: dict, kinds: tuple) -> Any:
     """A setting from the hyper_parameters, else ``option``, else ``default`` (assumed)."""
-    found = {repr(v): v for v in _walk(hyper, key) if isinstance(v, kinds) or v is None}
+    found = {repr(v): v for v in recorded_values(hyper, key) if isinstance(v, kinds) or v is None}
     if len(found) > 1:
         raise ValueError(f"the checkpoint's hyper_parameters record {key} as {sorted(found)}; the forward "
                          f"pass cannot be decided")
@@ -122,17 +123,17 @@ def _refuse_hyper(hyper: Any) -> None:
               ("swap_channels", lambda v: v not in (None, False)), ("weight_norm", lambda v: v not in (None, False)),
               ("n_repeat", lambda v: v not in (None, 1)))
     for key, bad in checks:
-        for v in _walk(hyper, key):
+        for v in recorded_values(hyper, key):
             if bad(v):
                 raise ValueError(f"{key} = {v!r} is not supported by s4cert forward")
-    for v in _walk(hyper, "residual"):
+    for v in recorded_values(hyper, "residual"):
         name = v.get("_name_") if isinstance(v, dict) else v
         if name not in (None, "R"):
             raise ValueError(f"residual {name!r} is not supported by s4cert forward (supported: R, none)")
-    for v in _walk(hyper, "pool"):
+    for v in recorded_values(hyper, "pool"):
         if isinstance(v, dict) and (v.get("stride", 1) != 1 or v.get("expand") is not None):
             raise ValueError("pooling (stride or expand) is not supported by s4cert forward")
-    for v in _walk(hyper, "norm"):
+    for v in recorded_values(hyper, "norm"):
         name = v.get("_name_") if isinstance(v, dict) else v
         if name not in (None, "layer"):
             raise ValueError(f"norm {name!r} is not supported by s4cert forward (supported: layer)")
@@ -258,7 +259,7 @@ def _linear(tensors: dict, take, prefix: str, out: int | None, inp: int) -> tupl
 
 
 def _final_act(W: np.ndarray, H: int, hyper: Any, assumed: dict) -> str:
-    recorded = [v for v in _walk(hyper, "final_act") if isinstance(v, str) or v is None]
+    recorded = [v for v in recorded_values(hyper, "final_act") if isinstance(v, str) or v is None]
     doubled = W.shape[0] == 2 * H
     if recorded:
         if len(set(map(repr, recorded))) > 1:

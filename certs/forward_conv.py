@@ -22,7 +22,7 @@ import numpy as np
 
 from ..arith import fpenv
 from ..arith.compiled import Gate, jit, same_floats
-from ..arith.midrad import U, UNDERFLOW, sum_upper, up
+from ..arith.midrad import U, sum_upper, up
 
 #: Veltkamp's splitting constant for float64 (2^27 + 1)
 SPLIT = 134217729.0
@@ -121,7 +121,7 @@ class _Accumulator:
         mid = self.s + self.c
         g = gamma_upper(m_terms)
         err = up(up(2 * U * np.abs(mid)) + up(g * sum_upper(self.a, m_terms)))
-        rad = up(err + sum_upper(self.r, r_terms)) + 4 * UNDERFLOW
+        rad = up(err + sum_upper(self.r, r_terms))
         return Disks(mid, rad)
 
 

@@ -43,7 +43,7 @@ def linear(x: Disks, W: np.ndarray, b: np.ndarray | None) -> Disks:
         mid = mid + b
         size = size + np.abs(b)
     # |fl - exact| <= gamma_n sum |products| + n 2^-1074 (proofs/outputs.md, Lemma 2)
-    err = up(gamma_upper(n) * sum_upper(size, n)) + n * 2 * UNDERFLOW
+    err = up(up(gamma_upper(n) * sum_upper(size, n)) + n * 2 * UNDERFLOW)
     rad = up(err + sum_upper(x.rad @ np.abs(W).T, n))
     return Disks(mid, rad)
 

@@ -167,6 +167,20 @@ def test_the_disks_are_not_wide_enough_to_pass_a_wrong_layer():
     assert not np.all(np.abs(ref - y.mid) <= y.rad + 1e-6 * float(np.max(np.abs(ref))))
 
 
+def test_the_ssm_part_against_the_reference_float32_one():
+    name = "a06_fftconv_s4_channels2_nssm2"          # two channels, two SSMs over four heads
+    z = outputs(name)
+    r = certify_forward(checkpoint(name), z["u_conv"], part="ssm", compare=z["ssm_conv_float32"], against="ssm")
+    ssm = r.outputs["kernel.ssm"]
+    assert ssm.shape == (2, 8, 96) and r.compare["array"] == "kernel.ssm"
+    lo, hi = r.compare["max_error"]
+    allow = float(np.max(ssm_allowance(r, name, z["u_conv"].astype(np.float64))))
+    seen = float(np.max(np.abs(z["ssm_conv_float32"].astype(np.float64) - z["ssm_conv_float64"])))
+    assert lo - allow <= seen <= hi + allow and hi - lo <= 1e-3 * hi
+    with pytest.raises(ValueError, match="--against output compares an array that --part ssm"):
+        certify_forward(checkpoint(name), z["u_conv"], part="ssm", compare=z["ssm_conv_float32"])
+
+
 @pytest.mark.parametrize("name", STEPPED)
 def test_step_outputs_contain_the_reference_float64_steps(name):
     z = outputs(name)

@@ -132,7 +132,8 @@ PROGRESS_LAGS = 1024
 def causal_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], None] | None = None) -> Disks:
     """Disks of shape (B, C, H, T) holding ``sum_j K[c, h, j] v[b, h, t - j] + D[c, h]
     v[b, h, t]`` (j from 0 to min(t, Lk - 1)) for K (C, H, Lk), D (C, H) exact and v
-    (B, H, T).  ``progress(text)`` is called every PROGRESS_LAGS lags."""
+    (B, H, T).  ``progress(text)`` is called every PROGRESS_LAGS lags (the numpy form) or
+    batch entry (the compiled form)."""
     check_environment()
     K, v = in_range(K, "kernel"), in_range(v, "input")
     D = np.asarray(D, dtype=np.float64)
@@ -152,7 +153,13 @@ def causal_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], Non
     operands = tuple(np.ascontiguousarray(x) for x in (kh, kl, w, K.rad, vh, vl, vabs, v.rad, dh, dl, np.abs(D)))
     lags = min(Lk, T)
     if GATE.use(B * C * H * T * (lags + 1)):
-        _loop()(*operands, acc.s, acc.c, acc.a, acc.r, lags)
+        kh, kl, w, kr, vh, vl, vabs, vrad, dh, dl, dabs = operands
+        for b in range(B):      # one batch entry at a time, so a long run reports progress
+            one = slice(b, b + 1)
+            _loop()(kh, kl, w, kr, vh[one], vl[one], vabs[one], vrad[one], dh, dl, dabs,
+                    acc.s[one], acc.c[one], acc.a[one], acc.r[one], lags)
+            if progress is not None:
+                progress(f"convolution: batch {b + 1}/{B}")
     else:
         _numpy_loop(*operands, acc, lags, progress)
     return acc.result(4 * (lags + 1), 2 * lags + 1)

@@ -231,6 +231,12 @@ def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) 
     return Result(OK, (L, M, F, su.value)) if su.ok else su
 
 
+def betas_of(Z: Any, disks: Any = MR) -> Any:
+    """The disks of beta_k = (1 + z_k)/2 from the roots' disks Z of the class ``disks`` (the
+    halving exact)."""
+    return Z.add(disks.exact(np.ones(len(Z)))).scale(0.5)
+
+
 def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple[Any, list]:
     """H = x - beta u W^-1 v at every position of the disk arrays ``blocks`` (keyed as
     ``correction``), beta = (1 + z)/2 from the roots' disks Z and W = I + beta T inverted by
@@ -239,7 +245,7 @@ def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple
     or None) W is the identity, so its pivots are harmless there; the caller sets H at
     those positions."""
     D = DiskArrays(len(Z), disks)
-    beta = Z.add(D.one()).scale(0.5)   # (1 + z)/2, the halving exact
+    beta = betas_of(Z, disks)
     W = correction.matrix(D, blocks, beta, r)
     if skip is not None:
         for i in range(r):

@@ -41,12 +41,10 @@ from .midrad import bit_reverse
 ARITHMETIC = "double-double midpoint-radius"
 
 
-def cauchy_direct_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
-    """Disks of S_k = sum_j a_j / (z_k - mu_j) for each weight set (poles and weights as
-    double-double disks), and a lower bound of min |z_k - mu_j| (inf without poles), by
-    ``cauchy_pairs.cauchy_pairs`` (exact products and matrix products of exact slices).
-    RangeError when a difference's disk may contain 0 or a magnitude leaves the range."""
-    return cauchy_pairs(Z, poles, weights)
+#: the Cauchy sums on double-double disks (the registered primitive): ``cauchy_pairs.cauchy_pairs``
+#: (exact products and matrix products of exact slices; RangeError when a difference's disk
+#: may contain 0 or a magnitude leaves the range)
+cauchy_direct_dd = cauchy_pairs
 
 
 class _StageBuffers:

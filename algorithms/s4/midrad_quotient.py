@@ -32,6 +32,8 @@ from ...arith.disk_convert import mr_of_dd, mr_pairs_of_dd as mr_pairs  # noqa: 
 from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
 from ...arith.midrad import MR, U, roots_of_unity, sum_upper, up
 
+from .disk_filter import betas_of
+
 #: the weight keys of x, u, v and T for r = 1
 KEYS = (("C", "B"), ("C", 0), (0, "B"), (0, 0))
 
@@ -163,10 +165,9 @@ def quotient_weights(st: Any, mu: DD, weights: list[DD]) -> tuple[DD, DD]:
 
 @lru_cache(maxsize=8)
 def betas(M: int) -> MR:
-    """The disks of beta_k = (1 + z_k)/2 over the M-point grid (``roots_of_unity``, Lemmas
-    2 and 4), cached per M (read-only arrays)."""
-    Z = roots_of_unity(M)
-    b = Z.add(MR.exact(np.ones(M))).scale(0.5)
+    """The disks of beta_k = (1 + z_k)/2 over the M-point grid (``disk_filter.betas_of`` of
+    ``roots_of_unity``, Lemmas 2 and 4), cached per M (read-only arrays)."""
+    b = betas_of(roots_of_unity(M))
     b.mid.setflags(write=False)
     b.rad.setflags(write=False)
     return b

@@ -173,53 +173,75 @@ def _swap(d: Disks) -> Disks:
     return Disks(np.swapaxes(d.mid, -1, -2), np.swapaxes(d.rad, -1, -2))
 
 
-def _convolution(K: Disks, block: Block, v: Disks, progress: Callable[[str], None] | None) -> Disks:
+class Float64Ops:
+    """The forward pass's operations on float64 disks (features last)."""
+
+    causal = staticmethod(causal_conv)
+    layer_norm = staticmethod(layer_norm)
+    activation = staticmethod(activation)
+    linear = staticmethod(linear)
+
+    @staticmethod
+    def channels(K: Disks, C: int) -> tuple[Disks, Disks]:
+        pad = lambda a: np.concatenate([np.zeros(a[C:].shape[:2] + (1,)), a[C:]], axis=2)
+        return Disks(K.mid[:C], K.rad[:C]), Disks(pad(K.mid), pad(K.rad))
+
+    @staticmethod
+    def reverse(v: Disks) -> Disks:
+        return Disks(v.mid[..., ::-1], v.rad[..., ::-1])
+
+    @staticmethod
+    def flat(y: Disks) -> Disks:
+        B, C, H, T = y.shape
+        return Disks(y.mid.reshape(B, C * H, T), y.rad.reshape(B, C * H, T))
+
+    swap = staticmethod(lambda d: _swap(d))
+    add = staticmethod(lambda a, b: _add(a, b))
+
+
+def _convolution(K, block: Block, v, progress: Callable[[str], None] | None, ops=Float64Ops):
     """The block's SSM part (B, C, H, T).  Bidirectional: the reference pads the first C
     channels' kernel k0 after and the flipped k1 before, so its FFT convolution is
     ``sum_j k0[j] v[t-j] + sum_{d>=1} k1[d-1] v[t+d]``: the causal sum of k0 plus the time
     reversal of the causal sum of ``(0, k1)`` with the reversed input."""
     if not block.bidirectional:
-        return causal_conv(K, block.D, v, progress)
-    C = block.D.shape[0]
-    k0 = Disks(K.mid[:C], K.rad[:C])
-    pad = lambda a: np.concatenate([np.zeros(a[C:].shape[:2] + (1,)), a[C:]], axis=2)
-    back = causal_conv(Disks(pad(K.mid), pad(K.rad)), np.zeros_like(block.D), Disks(v.mid[..., ::-1], v.rad[..., ::-1]),
-                       progress)
-    return _add(causal_conv(k0, block.D, v, progress), Disks(back.mid[..., ::-1], back.rad[..., ::-1]))
+        return ops.causal(K, block.D, v, progress)
+    k0, k1 = ops.channels(K, block.D.shape[0])
+    back = ops.causal(k1, np.zeros_like(block.D), ops.reverse(v), progress)
+    return ops.add(ops.causal(k0, block.D, v, progress), ops.reverse(back))
 
 
-def run_plan(plan: Plan, kernels: dict[str, Disks], x: Disks, through: bool = True,
-             progress: Callable[[str], None] | None = None) -> dict[str, Disks]:
+def run_plan(plan: Plan, kernels: dict, x, through: bool = True,
+             progress: Callable[[str], None] | None = None, ops=Float64Ops) -> dict:
     """Every block on x (B, T, H): ``<prefix>.ssm`` (B, channels H, T) per kernel module and,
-    when ``through``, ``output`` (B, T, features)."""
+    when ``through``, ``output`` (B, T, features); ``ops``: the arithmetic (float64 disks,
+    or ``forward_balls.BallOps``)."""
     out = {}
     for block in plan.blocks:
-        z = layer_norm(x, *block.norm) if block.norm is not None and block.prenorm else x
-        y = _convolution(kernels[block.prefix], block, _swap(z), progress)     # (B, C, H, T)
-        B, C, H, T = y.shape
-        ssm = Disks(y.mid.reshape(B, C * H, T), y.rad.reshape(B, C * H, T))
+        z = ops.layer_norm(x, *block.norm) if block.norm is not None and block.prenorm else x
+        ssm = ops.flat(_convolution(kernels[block.prefix], block, ops.swap(z), progress, ops))
         out[f"{block.prefix}.ssm"] = ssm
         if not through and block is plan.blocks[-1]:
             return out
-        x = block_tail(block, ssm, x)
+        x = block_tail(block, ssm, x, ops)
     if plan.final_norm is not None:
-        x = layer_norm(x, *plan.final_norm)
+        x = ops.layer_norm(x, *plan.final_norm)
     out["output"] = x
     return out
 
 
-def block_tail(block: Block, ssm: Disks, x: Disks) -> Disks:
+def block_tail(block: Block, ssm, x, ops=Float64Ops):
     """What a block makes of its SSM part ``ssm`` (B, channels H, T) and its input ``x``
     (B, T, H): the activation, the output linear layer and its activation, the residual,
     a post-norm; features last."""
-    y = activation(_swap(ssm), block.activation)
+    y = ops.activation(ops.swap(ssm), block.activation)
     if block.out_linear is not None:
         W, b, act = block.out_linear
-        y = activation(linear(y, W, b), act)
+        y = ops.activation(ops.linear(y, W, b), act)
     if block.residual:
-        y = _add(x, y)
+        y = ops.add(x, y)
     if block.norm is not None and not block.prenorm:
-        y = layer_norm(y, *block.norm)
+        y = ops.layer_norm(y, *block.norm)
     return y
 
 

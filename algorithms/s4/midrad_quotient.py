@@ -32,7 +32,8 @@ from ...arith.disk_convert import mr_of_dd, mr_pairs_of_dd as mr_pairs  # noqa: 
 from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
 from ...arith.midrad import MR, U, roots_of_unity, sum_upper, up
 
-from .disk_filter import betas_of
+from . import correction
+from .disk_filter import DiskArrays, betas_of
 
 #: the weight keys of x, u, v and T for r = 1
 KEYS = (("C", "B"), ("C", 0), (0, "B"), (0, 0))
@@ -178,8 +179,7 @@ def quotient_transfer(N: MR, T: MR, beta: MR, skip) -> tuple[MR, MR]:
     (1 + z)/2, ``betas``): (H, 1/W).  At the positions ``skip`` (z = -1, or None) W is set
     to the point 1 (the caller sets H there).  RangeError when some W is not certainly
     nonzero."""
-    W = beta.mul(T)
-    W = MR.exact(np.ones(len(W))).add(W)
+    W = correction.matrix(DiskArrays(len(T)), {(0, 0): T}, beta, 1)[0][0]   # 1 + beta T, as transfer_disks
     if skip is not None:
         W.set_point(skip, 1.0)
     Winv = W.inv()

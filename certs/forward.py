@@ -11,8 +11,8 @@ recurrence's impulse response, C from C~ as the step set-up defines it; proofs/o
 section 4).
 
 The radii are brought below eps (default ``1e-13 max|y|`` per output array) by certifying
-the kernels tighter when they are the cause (a few rounds); an eps that the float64 disks
-cannot hold is refused.
+the kernels tighter when they are the cause (a few rounds); an eps that float64 disks cannot
+hold runs the pass in balls (``forward_balls``), whose lossless enclosures the report keeps.
 """
 from __future__ import annotations
 
@@ -71,15 +71,20 @@ class ForwardReport:
     kernels: list
     options: dict = field(default_factory=dict)
     compare: dict | None = None
+    #: per array certified in balls: its lossless midpoint and radius strings and largest radius
+    exact: dict = field(default_factory=dict)
 
     def max_rad(self, name: str) -> float:
-        return self.outputs[name].max_rad()
+        """The largest radius of an array (of its lossless enclosures when it has them)."""
+        return self.exact[name][2] if name in self.exact else self.outputs[name].max_rad()
 
     def arrays(self) -> dict[str, np.ndarray]:
         """``NAME.mid`` and ``NAME.rad`` for every output array."""
         out = {}
         for name, d in self.outputs.items():
             out[f"{name}.mid"], out[f"{name}.rad"] = d.mid, d.rad
+            if name in self.exact:
+                out[f"{name}.mid_exact"], out[f"{name}.rad_exact"] = self.exact[name][:2]
         return out
 
     def document(self) -> dict:
@@ -89,7 +94,8 @@ class ForwardReport:
                 "assumed": dict(self.plan.assumed), "assumptions": ASSUMPTIONS,
                 "kernels": [{"prefix": k.prefix, "layout": k.layout, "settings": k.settings, "assumed": k.assumed,
                              "L": k.L, "max_rad": k.max_rad, "eps": k.eps} for k in self.kernels],
-                "outputs": {n: {"shape": list(d.shape), "max_rad": d.max_rad(), "eps": self.eps[n]}
+                "outputs": {n: {"shape": list(d.shape), "max_rad": self.max_rad(n), "eps": self.eps[n],
+                                "arithmetic": "ball" if n in self.exact else "float64"}
                             for n, d in self.outputs.items()},
                 **({"compare": self.compare} if self.compare is not None else {})}
 
@@ -282,7 +288,8 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
     ``compare`` (array or file, ``compare_key``) adds certified intervals for
     ``max|other - y|``, ``max|y|`` and their ratio, for ``against`` "output" or "ssm"; with
     ``tighten`` the radius is brought within 1/100 of the error first.  ValueError for bad
-    input or an unsupported module; CertificationError when a radius cannot meet eps.
+    input or an unsupported module; CertificationError when a radius cannot meet eps (after
+    the pass in balls, for an eps below what float64 disks hold).
     """
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}; got {part!r}")
@@ -334,6 +341,11 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
     report = ForwardReport(str(path), plan, "steps" if steps else "convolution", part, outputs, targets, kernels,
                            {"key": key, "l_kernel": lk, "eps": None if eps is None else float(eps),
                             **settings, "activation": activation})
+    below = [n for n in targets if not outputs[n].max_rad() <= targets[n]
+             and targets[n] < _FLOOR * float(np.max(np.abs(outputs[n].mid), initial=0.0))]
+    if below:
+        report.outputs, report.exact, report.kernels = _ball_route(path, plan, x, lk, settings, names, targets,
+                                                                   steps, through, progress)
     if other is not None:
         report.compare = _compare(report, other, compare_key, against)
     worst = [n for n in targets if not report.max_rad(n) <= targets[n]]
@@ -342,6 +354,40 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         raise CertificationError(f"{n}: radius {report.max_rad(n):.3e} above eps {targets[n]:.3e} "
                                  f"(the float64 disks cannot hold it)")
     return report
+
+
+def _ball_route(path: Any, plan: Plan, x: Disks, lk: int, settings: dict, names: list, targets: dict,
+                steps: bool, through: bool, progress) -> tuple[dict, dict, list]:
+    """The pass in balls (``forward_balls``) for an eps below what float64 disks hold: the
+    kernels certified to an absolute eps the input's sums leave room for, the precision from
+    the eps, both tightened while an array misses its eps (ROUNDS rounds)."""
+    from flint import ctx
+
+    from .forward_balls import BallOps, ball_disks, exact_balls, kernel_balls
+    need = min(targets.values())
+    # |K - mid| <= eps_k gives an error of at most eps_k sum_t |v_t| in an SSM part
+    vsum = max(float(np.max(np.sum(np.abs(x.mid), axis=1), initial=0.0)), 1.0)
+    eps_k = need / (8 * vsum)
+    prec = max(128, 64 + math.ceil(-math.log2(need)))
+    for _ in range(ROUNDS):
+        rep = certify_model(path, L=lk, eps=eps_k, **settings)
+        bad = [k for k in rep.kernels if k.status != "ok"]
+        if bad:
+            raise CertificationError(f"kernel module {bad[0].prefix!r}: {bad[0].reason}")
+        if progress:
+            progress(f"kernels certified to {eps_k:.1e}; the pass in balls at {prec} bits")
+        with ctx.workprec(prec):
+            found = run_plan(plan, {k.prefix: kernel_balls(k) for k in rep.kernels}, exact_balls(x.mid), through,
+                             progress, BallOps)
+            arrays = {n: np.swapaxes(found[n], -1, -2) if n == "output" and (steps or plan.transposed) else found[n]
+                      for n in names}
+            done = {n: ball_disks(a) for n, a in arrays.items()}
+        ratio = max(done[n][3] / targets[n] for n in names)
+        if ratio <= 1:
+            break
+        eps_k /= 4 * ratio
+        prec += 32 + math.ceil(math.log2(ratio))
+    return {n: d[0] for n, d in done.items()}, {n: d[1:] for n, d in done.items()}, rep.kernels
 
 
 def _kernel_length(T: int, l_max: Any, hyper: Any, plan: Plan) -> int:

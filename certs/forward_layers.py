@@ -67,13 +67,14 @@ def elementwise(d: Disks, f: Callable[[arb], arb]) -> Disks:
         return _disks([f(x) for x in _balls(d)], d.shape)
 
 
-def _gelu(x: arb) -> arb:
+def gelu_ball(x: arb) -> arb:
+    """GELU of one ball: x (1 + erf(x / sqrt 2)) / 2 at the current precision."""
     return x * (1 + (x / arb(2).sqrt()).erf()) / 2
 
 
 def gelu(d: Disks) -> Disks:
     """x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (torch's GELU without the tanh approximation)."""
-    return elementwise(d, _gelu)
+    return elementwise(d, gelu_ball)
 
 
 def glu(d: Disks) -> Disks:

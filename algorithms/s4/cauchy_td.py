@@ -36,7 +36,7 @@ from ...arith.triple_double import TD, roots_of_unity_td
 #: (root, pole) pairs from which the compiled loop runs
 MIN_PAIRS = 1 << 12
 #: roots per block of the compiled loop (its sums and inverses stay in the second-level cache)
-BLOCK_ROOTS = 256
+BLOCK_ROOTS = 512
 #: roots per block of the numpy form
 BLOCK_ROOTS_NUMPY = 1 << 14
 #: the separation bound's factors and allowance (``_lower``, proofs/disk_filter.md section 5)
@@ -177,7 +177,9 @@ _LOOP: list = []
 
 def _loop():
     """The compiled block loop (numba's cache), compiled on first use after ``td_jit``'s
-    element operations (which it inlines)."""
+    element operations (which it inlines).  numba's cache is keyed on this file only: a
+    cached loop is not recompiled when ``arith/td_jit.py`` changes, and the gate's probe
+    (against the numpy form, on every process's first use) is what checks it."""
     if not _LOOP:
         td_jit.compiled()
         global _lower, _inverses, _first_terms, _next_terms

@@ -307,12 +307,6 @@ def rounded_midpoints(K: Any) -> tuple[np.ndarray, np.ndarray]:
     return K.mid_complex(), up(K.rad + up(2 * 2.0 ** -53 * K.mid_abs1()))
 
 
-def _g_invertible(F, st: Any, r: int, prec: int) -> bool:
-    """``correction.g_certainly_invertible`` from the set-up, at its precision."""
-    with ctx.workprec(prec):
-        return correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
-
-
 def filter_kernel_disks(disks: type, model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                         exceptional: list[int] | None = None, prec: int = 192,
                         generic: bool = False, decide_g: bool | None = None, **options: Any) -> Result:
@@ -343,7 +337,10 @@ def filter_kernel_disks(disks: type, model: DPLR, step: Any, L: int, c_tilde: li
         return su
     L, M, F, st = su.value
     r = model.r
-    checked = {} if decide_g is None else {"g_invertible": bool(decide_g) and _g_invertible(F, st, r, prec)}
+    checked = {} if decide_g is None else {"g_invertible": False}
+    if decide_g:
+        with ctx.workprec(prec):
+            checked["g_invertible"] = correction.g_certainly_invertible(F, st.poles, st.weights, st.offsets, r)
     try:
         Z = primitive(disks, "roots")(M)
         weights = [weights_of_balls([F.enclose(x) for x in st.weights[k]]) for k in st.weights]

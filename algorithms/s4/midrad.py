@@ -307,21 +307,16 @@ def filter_kernel_midrad(model: DPLR, step: Any, L: int, c_tilde: list | None = 
                          quotient: bool = True, decide_g: bool = True) -> Result:
     """The length-L kernel as (midpoints, radii) float64 arrays, the set-up done in
     ``BallField(prec)``: ``disk_filter.filter_kernel_disks(MR, ...)`` with the primitives
-    registered here.  ``info`` holds ``M``, ``exceptional``, the Cauchy route and
-    the constants' ingredients: ``b`` and ``w`` (upper), ``d`` (lower), ``A_wt`` (upper,
-    by weight key).  Status "undecided" (with a reason) when float64 disks cannot
-    decide something; then a ball run at higher precision can.
+    registered here.  Status "undecided" (with a reason) when float64 disks cannot decide
+    something; then a ball run at higher precision can.
 
-    Result: ``value`` = (midpoints, radii), both numpy arrays of length L.  ``info``:
-    ``"M"``, ``"exceptional"``, ``"poles"`` (how many), ``"cauchy"`` (``"route"``:
-    ``"direct"``, ``"arithmetic"``), ``"b"``, ``"w"`` (upper bounds, floats >= 1),
-    ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper bounds of
-    sum_j |a_j| by weight key), ``"transfer"``: ``"quotient"`` when H was formed as N / W
-    (``midrad_quotient``: rank one, no exceptional index, distinct poles, and
-    ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then x - beta u W^-1 v);
-    ``"g_invertible"``: True when the set-up certifies G = I - (step/2) A invertible
-    (``correction.g_certainly_invertible``, asked with ``decide_g``; False: not decided here).
-    Statuses: ``undecided`` (``info["reason"]``), and the set-up's (``filter.setup``).
+    Result: ``value`` = (midpoints, radii), both numpy arrays of length L.  ``info`` as the
+    driver's (``"M"``, ``"exceptional"``, ``"poles"``, ``"cauchy"``, ``"b"``, ``"w"``,
+    ``"d"``, ``"A_wt"``; not ``"disks"``) with ``"transfer"``: ``"quotient"`` when H was
+    formed as N / W (``midrad_quotient``: rank one, no exceptional index, distinct poles,
+    and ``quotient`` true), else ``"correction"`` (Gauss-Jordan on W, then
+    x - beta u W^-1 v), and ``"g_invertible"`` (asked with ``decide_g``).  Statuses:
+    ``undecided`` (``info["reason"]``), and the set-up's (``filter.setup``).
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_midrad(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ...arith.dd_kernels import dekker_into, split, split_into, two_sum_into
-from ...arith.double_double import DD, concat, dd_of_balls, normalized, roots_of_unity_dd
+from ...arith.disk_convert import dd_of_balls
+from ...arith.double_double import DD, concat, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..result import Result
@@ -183,15 +184,11 @@ def _twiddle_product(tw: DD, oh, ol, b: list, sign) -> tuple:
 
 def filter_kernel_dd(model: DPLR, step: Any, L: int, c_tilde: list | None = None,
                      exceptional: list[int] | None = None, prec: int = 192) -> Result:
-    """The length-L kernel as double-double disks, the set-up done in ``BallField(prec)``.
-
-    Result: ``value`` = (midpoints, radii): complex128 midpoints (the double-double
-    midpoints rounded) and float64 radii, so |K_j - mid_j| <= rad_j.  ``info`` as in
-    ``s4.midrad.filter_kernel_midrad``: ``"M"``, ``"exceptional"``, ``"poles"``,
-    ``"cauchy"`` (``"route"``: ``"direct"``, ``"arithmetic"``), ``"b"``, ``"w"`` (upper
-    bounds, floats >= 1), ``"d"`` (a lower bound of min |z_k - mu_j|), ``"A_wt"`` (upper
-    bounds of sum_j |a_j| by weight key), and ``"dd"``: (hi, lo, rad), the complex parts
-    of the double-double midpoints and their radii (|K_j - hi_j - lo_j| <= rad_j).  Statuses: ``undecided`` (``info["reason"]``) and the set-up's.
+    """The length-L kernel as double-double disks, the set-up done in ``BallField(prec)``:
+    ``disk_filter.filter_kernel_disks(DD, ...)`` (its Result: complex128 midpoints, the
+    double-double midpoints rounded, and float64 radii), with ``info["disks"]`` replaced by
+    ``info["dd"]``: (hi, lo, rad), the complex parts of the double-double midpoints and
+    their radii (|K_j - hi_j - lo_j| <= rad_j).
 
     >>> from s4cert.algorithms.s4.dplr import DPLR
     >>> res = filter_kernel_dd(DPLR([-1.0, -2.0], [0.5, 0.25], [1, 1], [1, -1]), 0.5, 8)

@@ -21,7 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .double_double import DD, dd_of_balls
+from .disk_convert import dd_of_balls
+from .double_double import DD
 from .midrad import RangeError, up
 
 #: the Taylor degree; with |v| <= 2^-8 the truncation is below 2^-110

@@ -114,8 +114,8 @@ def real_disk_of_ball(x: acb) -> tuple[float, float]:
 
 def pairs_of_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
     """Double-float pairs (hi, lo) of complex balls and one radius R with
-    |x_j - hi_j - lo_j| <= R for every point x_j of ball j (proofs/midrad_filter.md Lemma 7,
-    ``dd_from_balls``): each part by ``arith.midrad._dd_part`` at >= 128 bits, which checks
+    |x_j - hi_j - lo_j| <= R for every point x_j of ball j (proofs/midrad_filter.md Lemma 7):
+    each part by ``arith.midrad._dd_part`` at >= 128 bits, which checks
     rad(x - hi) < 2^-110 and |lo| <= 2^-52 max(|hi|, 2^-400) (else ``RangeError``), so each
     part errs by at most 2^-110 + 2^-104 max(|hi|, 1), and
     R = up(2 up(2^-110 + up(2^-104 max(1, max |hi| per part)))).  Non-finite balls and high

@@ -258,15 +258,6 @@ def _dd_parts(x, float_upper=None) -> tuple[float, float, float]:
     return hi, lo, float_upper(abs(rest - lo))  # the ball x - hi - lo, its rounding in its radius
 
 
-def dd_of_balls(balls: list, prec: int = 256) -> DD:
-    """Double-double disks containing the acb balls (each point of each ball), with a radius
-    per element: relative to the element (about 2^-104 |x| plus the ball's own radius).
-    ``arith.disk_convert.dd_of_balls`` (the rule is held there)."""
-    from .disk_convert import dd_of_balls as convert
-
-    return convert(balls, prec)
-
-
 @lru_cache(maxsize=8)
 def _roots_table(M: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from flint import arb, ctx, fmpq

@@ -358,9 +358,3 @@ def roots_of_unity(M: int) -> MR:
     return MR(hi.copy(), up(abs_upper(lo) + rad))
 
 
-def dd_from_balls(balls: list) -> tuple[np.ndarray, np.ndarray, float]:
-    """Double-float pairs (hi, lo) of complex balls (acb) and one radius R with
-    |x_j - hi_j - lo_j| <= R: ``arith.disk_convert.pairs_of_balls`` (the rule is held there)."""
-    from .disk_convert import pairs_of_balls
-
-    return pairs_of_balls(balls)

@@ -37,7 +37,8 @@ import numpy as np
 from flint import ctx
 
 from ...arith import BallField
-from ...arith.midrad import MR, U, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd, sum_upper, up
+from ...arith.disk_convert import pairs_of_balls as dd_from_balls
+from ...arith.midrad import MR, U, RangeError, roots_of_unity, roots_of_unity_dd, sum_upper, up
 from ..linalg import dot
 from . import correction, transfer_loop
 from ..dft import next_power_of_two

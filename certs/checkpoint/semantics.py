@@ -24,7 +24,8 @@ import numpy as np
 from flint import acb, arb, ctx
 
 from ...algorithms.s4.dplr import DPLR
-from ...arith.double_double import DD, dd_of_balls
+from ...arith.disk_convert import dd_of_balls
+from ...arith.double_double import DD
 from .layouts import KernelModule
 
 #: torch's softplus returns x itself above this threshold (beta = 1)

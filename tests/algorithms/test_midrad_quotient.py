@@ -20,8 +20,9 @@ from s4cert.algorithms.s4.filter import filter_kernel, setup
 from s4cert.algorithms.s4.midrad import cauchy_direct_midrad, filter_kernel_midrad
 from s4cert.algorithms.s4.midrad_quotient import KEYS, cauchy_at_poles, quotient_weights
 from s4cert.arith import BallField
-from s4cert.arith.double_double import DD, dd_of_balls
-from s4cert.arith.midrad import MR, U, dd_from_balls, on_grid, roots_of_unity_dd
+from s4cert.arith.disk_convert import dd_of_balls, pairs_of_balls as dd_from_balls
+from s4cert.arith.double_double import DD
+from s4cert.arith.midrad import MR, U, on_grid, roots_of_unity_dd
 from tests.algorithms.test_s4_midrad import REF, disk_holds_ball
 
 F128 = BallField(128)

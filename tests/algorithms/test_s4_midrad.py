@@ -16,7 +16,8 @@ from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad import cauchy_direct_midrad, filter_kernel_midrad, idft_midrad
 from s4cert.arith import BallField
-from s4cert.arith.midrad import MR, RangeError, dd_from_balls, roots_of_unity, roots_of_unity_dd
+from s4cert.arith.disk_convert import pairs_of_balls as dd_from_balls
+from s4cert.arith.midrad import MR, RangeError, roots_of_unity, roots_of_unity_dd
 from tests.helpers import dissipative_dplr, exact_kernel, pole_near_the_grid, random_dplr
 
 REF = BallField(320)

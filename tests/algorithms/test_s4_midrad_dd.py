@@ -15,7 +15,8 @@ from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad_dd import cauchy_direct_dd, filter_kernel_dd, idft_dd
 from s4cert.algorithms.models.hippo_float64 import dplr_float64
 from s4cert.arith import BallField
-from s4cert.arith.double_double import DD, dd_of_balls, roots_of_unity_dd
+from s4cert.arith.disk_convert import dd_of_balls
+from s4cert.arith.double_double import DD, roots_of_unity_dd
 from tests.algorithms.test_s4_midrad import _legs_numpy, rational_problem
 from tests.helpers import exact_kernel
 

@@ -13,7 +13,6 @@ import pytest
 from flint import acb, arb, ctx
 
 from s4cert.arith import disk_convert as dc
-from s4cert.arith import double_double, midrad
 from s4cert.arith.double_double import DD
 from s4cert.arith.midrad import MR, RangeError
 
@@ -160,12 +159,6 @@ def test_the_old_places_give_bitwise_the_conversions():
     F = BallField(128)
     a, b = s4_midrad._disks(F, balls), dc.mr_of_balls(balls)
     assert a.mid.tobytes() == b.mid.tobytes() and a.rad.tobytes() == b.rad.tobytes()
-    x, y = double_double.dd_of_balls(balls, 300), dc.dd_of_balls(balls, 300)
-    assert all(getattr(x, f).tobytes() == getattr(y, f).tobytes() for f in ("rh", "rl", "ih", "il", "rad"))
-    with ctx.workprec(200):
-        narrow = [acb(v.mid()) / 3 for v in sample_balls(14, 20, 10)]
-    p, q = midrad.dd_from_balls(narrow), dc.pairs_of_balls(narrow)
-    assert p[0].tobytes() == q[0].tobytes() and p[1].tobytes() == q[1].tobytes() and p[2] == q[2]
     assert midrad_quotient.mr_of_dd is dc.mr_of_dd and midrad_quotient.mr_pairs is dc.mr_pairs_of_dd
     w = wide_pairs(13)
     u, v = disks_of(w), dc.mr_of_dd_unnormalized(w)

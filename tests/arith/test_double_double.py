@@ -9,7 +9,8 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import given, settings, strategies as st
 
-from s4cert.arith.double_double import DD, dd_of_balls, roots_of_unity_dd, two_prod, two_sum
+from s4cert.arith.disk_convert import dd_of_balls
+from s4cert.arith.double_double import DD, roots_of_unity_dd, two_prod, two_sum
 from s4cert.arith.midrad import RangeError
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-2.0 ** 480, max_value=2.0 ** 480)

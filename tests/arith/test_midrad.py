@@ -19,8 +19,9 @@ import pytest
 from flint import acb, arb, ctx, fmpq
 from hypothesis import assume, example, given, strategies as st
 
+from s4cert.arith.disk_convert import pairs_of_balls as dd_from_balls
 from s4cert.arith.midrad import (DD_RADIUS, LARGE, MR, SMALL, UNDERFLOW, RangeError, abs_lower, abs_upper,
-                          dd_from_balls, modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper)
+                          modulus_upper, roots_of_unity, roots_of_unity_dd, sum_upper)
 from tests.helpers import Q2
 
 F = Fraction

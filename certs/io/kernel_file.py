@@ -92,14 +92,11 @@ from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.dplr import DPLR
 from .atomic import atomic_write
 from .kernel_disks import SOURCES, KernelDisks, disks_of
+from .kernel_record import MODEL_KEYS, MODES, decode_record, kernel_prec, need
 from .kernel_npz import NPZ_FORMAT, is_npz, npz_kernel_bytes, read_npz_kernel
-from .numbers import (decode_number, dyadic_bits, encode_number, exact_arb, json_int, json_value, parse_rational,
-                      rational_string, read_json)
+from .numbers import encode_number, exact_arb, json_value, parse_rational, rational_string, read_json
 
 FORMAT = "s4cert.kernel/1"
-MODES = ("ball", "a-priori", "exact")
-_TOP_KEYS = ("problem", "status", "kernel", "certificate", "counts", "sha256")
-_MODEL_KEYS = ("Lambda", "P", "Q", "B", "C")
 
 #: the file name ending that selects the binary format (``kernel_npz``) on writing
 NPZ_SUFFIX = ".npz"
@@ -204,7 +201,7 @@ def inputs_digest(model: DPLR, step: Any, c_tilde: Any = None) -> str:
         c_tilde = np.asarray(c_tilde).tolist() if isinstance(c_tilde, np.ndarray) else list(c_tilde)
     data = {"step": enc(step, "step"),
             "model": {key: [[enc(x, key) for x in row] if key in ("P", "Q") else enc(row, key)
-                            for row in getattr(model, key)] for key in _MODEL_KEYS},
+                            for row in getattr(model, key)] for key in MODEL_KEYS},
             "c_tilde": None if c_tilde is None else [enc(x, "c_tilde") for x in c_tilde]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
 
@@ -318,7 +315,7 @@ class KernelFile:
     @cached_property
     def prec(self) -> int:
         """Bits of the kernel balls: every exact midpoint exactly (at least 64), plus 64."""
-        return _kernel_prec(self.mid)
+        return kernel_prec(self.mid)
 
     @cached_property
     def balls(self) -> list:
@@ -347,74 +344,6 @@ class KernelFile:
         return np.array(mid, dtype=np.complex128), np.array(rad, dtype=np.float64)
 
 
-def _need(d: dict, key: str, where: str) -> Any:
-    """d[key]; ValueError naming the key and where it was expected."""
-    if not isinstance(d, dict) or key not in d:
-        raise ValueError(f"missing key \"{key}\" in {where}")
-    return d[key]
-
-
-def _decode_step(v: Any) -> Any:
-    """The stored step: a Fraction > 0, or a ball."""
-    x = decode_number(v, "step")
-    if isinstance(x, tuple):
-        re, im = x
-        if im != 0 or re <= 0:
-            raise ValueError(f"step must be a real number > 0, got {re} + {im}i")
-        return re
-    return x
-
-
-def _decode_model(m: dict, N: int, r: int) -> DPLR:
-    """The DPLR model of ``problem.model``, its numbers exactly as stored."""
-    ent = {}
-    for key in _MODEL_KEYS:
-        v = _need(m, key, "problem.model")
-        if not isinstance(v, list) or len(v) != N:
-            raise ValueError(f"problem.model.{key}: expected {N} entries")
-        if key in ("P", "Q"):
-            if any(not isinstance(row, list) or len(row) != r for row in v):
-                raise ValueError(f"problem.model.{key}: expected {N} rows of {r} numbers")
-            ent[key] = [[decode_number(x, f"{key}[{i}][{k}]") for k, x in enumerate(row)] for i, row in enumerate(v)]
-        else:
-            ent[key] = [decode_number(x, f"{key}[{i}]") for i, x in enumerate(v)]
-    return DPLR(ent["Lambda"], ent["P"], ent["B"], ent["C"], Q=ent["Q"])
-
-
-def _kernel_prec(mid: list) -> int:
-    """Bits of the kernel balls: every stored midpoint exactly (at least 64), plus 64."""
-    return max([64] + [dyadic_bits(x) for pair in mid for x in pair]) + 64
-
-
-def _decode_record(doc: dict) -> dict:
-    """The problem and the shared keys of a kernel file's object (either format), checked."""
-    for key in _TOP_KEYS:
-        _need(doc, key, "the kernel file")
-    pr = doc["problem"]
-    N, r, L = (json_int(_need(pr, k, "problem"), f"problem.{k}") for k in ("N", "r", "L"))
-    mode = _need(pr, "mode", "problem")
-    if mode not in MODES:
-        raise ValueError(f"problem.mode: expected one of {', '.join(MODES)}, got {mode!r}")
-    eps = parse_rational(_need(pr, "eps", "problem"), "problem.eps")
-    if eps <= 0:
-        raise ValueError("problem.eps must be > 0")
-    model = _decode_model(_need(pr, "model", "problem"), N, r)
-    step = _decode_step(_need(pr, "step", "problem"))
-    ct = _need(pr, "c_tilde", "problem")
-    if ct is not None:
-        if not isinstance(ct, list) or len(ct) != N:
-            raise ValueError(f"problem.c_tilde: expected null or {N} numbers")
-        ct = [decode_number(x, f"c_tilde[{i}]") for i, x in enumerate(ct)]
-    source = _need(doc["kernel"], "source", "kernel")
-    if source not in SOURCES.values():
-        raise ValueError(f"kernel.source: unknown {source!r}")
-    cert, counts = doc["certificate"], doc["counts"]
-    if not isinstance(cert, dict) or not isinstance(counts, dict):
-        raise ValueError("certificate and counts must be objects")
-    return {"L": L, "mode": mode, "eps": eps, "model": model, "step": step, "c_tilde": ct, "problem": pr,
-            "source": source}
-
-
 def load_kernel(path: Any) -> KernelFile:
     """Read a kernel file of either format (told apart by content: a zip archive is the
     binary one); ValueError naming the problem for a missing file, bad JSON, a wrong
@@ -428,11 +357,11 @@ def load_kernel(path: Any) -> KernelFile:
     fmt = doc.get("format")
     if fmt != FORMAT:
         raise ValueError(f"{path}: wrong format tag {fmt!r} (expected {FORMAT!r})")
-    rec = _decode_record(doc)
+    rec = decode_record(doc)
     L, kern = rec["L"], doc["kernel"]
     lists = {}
     for key in ("re", "im", "rad"):
-        v = _need(kern, key, "kernel")
+        v = need(kern, key, "kernel")
         if not isinstance(v, list) or len(v) != L:
             raise ValueError(f"kernel.{key}: expected {L} strings")
         lists[key] = [parse_rational(s, f"kernel.{key}[{j}]") for j, s in enumerate(v)]
@@ -449,7 +378,7 @@ def load_kernel(path: Any) -> KernelFile:
 
 def _load_npz(path: Any) -> KernelFile:
     header, disks, ok = read_npz_kernel(path)
-    rec = _decode_record(header)
+    rec = decode_record(header)
     if rec["L"] != disks.L:
         raise ValueError(f"{path}: problem.L = {rec['L']} but the kernel has {disks.L} entries")
     if disks.source != rec["source"]:

@@ -31,7 +31,7 @@ import numpy as np
 from ...arith import td_jit
 from ...arith.compiled import Gate, installed, jit, same_floats
 from ...arith.midrad import RangeError
-from ...arith.triple_double import TD, roots_of_unity_td
+from ...arith.triple_double import TD, concat, roots_of_unity_td
 
 #: (root, pole) pairs from which the compiled loop runs
 MIN_PAIRS = 1 << 12
@@ -81,8 +81,6 @@ def cauchy_sums_td(Z: TD, poles: TD, weights: list[TD]) -> tuple[list[TD], float
 
 def _numpy_form(Z: TD, poles: TD, weights: list[TD]) -> tuple[list[TD], float]:
     """The sums in the fixed order, in numpy (TD's methods), over blocks of roots."""
-    from ...arith.triple_double import concat
-
     M, n = len(Z), len(poles)
     out: list[list[TD]] = [[] for _ in weights]
     sep = math.inf

@@ -3,8 +3,8 @@ section 5): the sums' disks contain 400-bit ball sums at the exact roots of unit
 disks' exact centres, on random and stress poles (next to the grid, inside and outside the
 circle, clustered; weights from 2^-300 to 2^300; radii); the separation bound is below every
 |z_k - mu_j| and within 2^-40 of the least; the compiled loop gives bitwise the numpy form's
-results and refusals; the triple-double route with the compiled loop still contains the ball
-kernel."""
+results and refusals, with no fused multiply-add; the triple-double route with the compiled
+loop still contains the ball kernel."""
 import math
 from fractions import Fraction
 
@@ -179,3 +179,16 @@ def test_route_with_the_compiled_sums_contains_the_ball_kernel(monkeypatch):
     K = res.info["disks"]
     for j, b in enumerate(ref.value):
         assert _holds(K, j, b), j
+
+
+def test_no_fused_multiply_add_in_the_sums_loop():
+    """The per-set loop (a product and a sum per root), compiled with the project's settings
+    (here without numba's cache, to read its machine code), has packed products and no fused
+    multiply-add."""
+    numba = pytest.importorskip("numba", reason="the compiled loop needs the 'fast' extra (numba)")
+    cauchy_td._loop()
+    f = numba.njit(nogil=True, error_model="numpy")(cauchy_td._next_terms.py_func)
+    f(*[np.ones(4) for _ in range(7)], *[1.0] * 7, *[np.ones(4) for _ in range(7)])
+    asm = "\n".join(f.inspect_asm().values()).lower()
+    assert "mulpd" in asm
+    assert not any(op in asm for op in ("vfmadd", "vfmsub", "vfnmadd", "vfnmsub"))

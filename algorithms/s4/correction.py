@@ -113,7 +113,7 @@ def g_certainly_invertible(F, poles: list, weights: Mapping, offsets: Mapping, r
         return False
     qp = {key: a for key, a in weights.items() if isinstance(key[0], int) and isinstance(key[1], int)}
     blocks = blocks_at_point(F, poles, qp, offsets, F.zero())
-    W = matrix(F, blocks, F.div(F.one(), F.const(2)), r)
+    W = matrix(F, blocks, beta(F, F.zero()), r)     # beta(0) = 1/2
     return is_singular(F, W) is Truth.FALSE
 
 

@@ -147,12 +147,10 @@ class DiskRoute:
     in_auto: bool
 
 
-#: the disk routes, in the order "auto" tries them.  The triple-double route is left out of
-#: "auto": with the generic Cauchy sums of ``disk_filter`` (TD has no faster primitive yet) it is
-#: slower than the ball run wherever it could certify (measured, LegS, step 0.01, eps 1e-30 and
-#: 1e-40 max|K|, timed alternately with the float64 kernel: N = 64, L = 16384: 43-65 times the
-#: float64 kernel against the ball run's 25-30; N = 64, L = 1024: 0.11 vs 0.045 s; N = 8,
-#: L = 256: 17 vs 8.5 ms), and the ladder must not make "auto" slower; it runs on request
+#: the disk routes, in the order "auto" tries them.  Each is tried where it can reach eps and is
+#: faster there than the next: measured (LegS N = 64, L = 16384, step 0.01, timed alternately
+#: with the float64 kernel), the triple-double route at 1e-30 and 1e-40 max|K| takes 9.7-10.4
+#: times the float64 kernel against the ball run's 28-38 (its Cauchy sums ``cauchy_td``)
 ROUTES = (
     DiskRoute(name="float64", arithmetic=ARITHMETIC, kernel=filter_kernel_midrad, setup_prec=FLOAT64_SETUP_PREC,
               decides_g=True, radii=lambda res: res.value[1], enclosures=lambda res: DiskBalls(*res.value),
@@ -164,7 +162,7 @@ ROUTES = (
     DiskRoute(name="triple-double", arithmetic=TD_ARITHMETIC, kernel=filter_kernel_td, setup_prec=TD_SETUP_PREC,
               decides_g=False, radii=lambda res: td_box_radii(res.info["disks"]),
               enclosures=lambda res: TDBalls(res.info["disks"]), precision_bits=TD_PRECISION_BITS, floor_bits=156,
-              floor_text="2^-150 max|K| (measured)", reach_bits=113, in_auto=False),
+              floor_text="2^-150 max|K| (measured)", reach_bits=113, in_auto=True),
 )
 #: the disk routes' names, in the order "auto" tries them
 DISK_ROUTES = tuple(route.name for route in ROUTES)
@@ -223,8 +221,8 @@ def first_entry_estimate(model, step) -> float | None:
 
 def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, exceptional,
                 progress: Callable[[str], None]) -> tuple[Any, float, list[str]]:
-    """The disk routes ``arithmetic`` allows ("auto": the AUTO_ROUTES, float64 then
-    double-double; else the one named), the first whose radii are all <= eps: (its result or
+    """The disk routes ``arithmetic`` allows ("auto": the AUTO_ROUTES, float64, double-double,
+    then triple-double; else the one named), the first whose radii are all <= eps: (its result or
     None, seconds spent forming C~, why each route tried did not certify).  C~, when not
     supplied, is formed once per set-up precision (FLOAT64_SETUP_PREC for the float64 and
     double-double routes, TD_SETUP_PREC for the triple-double one).  Under "auto" a route is

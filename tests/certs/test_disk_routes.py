@@ -23,7 +23,7 @@ def _contains(ball: acb, b: acb) -> bool:
         return bool(ball.contains(b))
 
 
-def test_auto_takes_float64_then_double_double_then_balls():
+def test_auto_takes_float64_then_double_double_then_triple_double_then_balls():
     m = dplr_float64("legs", 8)
     ref = filter_kernel(REF, m, 0.05, 32, c_tilde=m.C, cauchy="direct").value
     k64 = certify_kernel(m, 0.05, 32, 1e-10, c_tilde=m.C)
@@ -37,9 +37,12 @@ def test_auto_takes_float64_then_double_double_then_balls():
         assert kdd.balls[j].rad() <= arb(2e-24)
         with ctx.workprec(600):
             assert abs(ref[j] - acb(kdd.mid[j].real, kdd.mid[j].imag)).upper() <= arb(float(kdd.rad[j]))
-    kb = certify_kernel(m, 0.05, 32, 1e-40, c_tilde=m.C)
-    assert "arithmetic" not in kb.certificate and kb.certificate["precision_bits"] > 106
-    assert "double-double: skipped" in kb.certificate["float64_route"]
+    ktd = certify_kernel(m, 0.05, 32, 1e-40, c_tilde=m.C)
+    assert ktd.certificate["arithmetic"] == TD and "double-double: skipped" in ktd.certificate["float64_route"]
+    assert all(_contains(ktd.balls[j], ref[j]) for j in range(32))
+    kb = certify_kernel(m, 0.05, 32, 1e-60, c_tilde=m.C)
+    assert "arithmetic" not in kb.certificate and kb.certificate["precision_bits"] > 159
+    assert "triple-double: skipped" in kb.certificate["float64_route"]
     assert all(_contains(kb.balls[j], ref[j]) for j in range(32))
 
 
@@ -74,8 +77,9 @@ def test_double_double_kernel_file_is_audited(tmp_path):
 
 def test_routes_below_their_reach_are_skipped():
     """Under "auto" a disk route whose radius floor is above eps is not run: float64 when
-    eps < u |K_0| / 2, double-double when eps < 4 u^2 |K_0| (routing only: the estimate of
-    |K_0| is float64, the accepted kernel is certified as always)."""
+    eps < u |K_0| / 2, double-double when eps < 2^-96 |K_0|, triple-double when
+    eps < 2^-156 |K_0| (routing only: the estimate of |K_0| is float64, the accepted kernel
+    is certified as always)."""
     from s4cert.certs.float64_route import first_entry_estimate
     m = dplr_float64("legs", 8)
     k0 = first_entry_estimate(m, 0.05)
@@ -84,8 +88,10 @@ def test_routes_below_their_reach_are_skipped():
     assert abs(k0 - abs(np.vdot(m.C, Bbar))) <= 1e-12 * k0              # an estimate: float64 agreement
     k = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -60, c_tilde=m.C)
     assert k.certificate["arithmetic"] == DD and "float64: skipped" in k.certificate["float64_route"]
-    kb = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -110, c_tilde=m.C)
-    assert "double-double: skipped" in kb.certificate["float64_route"] and "arithmetic" not in kb.certificate
+    kt = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -110, c_tilde=m.C)
+    assert "double-double: skipped" in kt.certificate["float64_route"] and kt.certificate["arithmetic"] == TD
+    kb = certify_kernel(m, 0.05, 32, k0 * 2.0 ** -170, c_tilde=m.C)
+    assert "triple-double: skipped" in kb.certificate["float64_route"] and "arithmetic" not in kb.certificate
     assert first_entry_estimate(DPLR([-1.0], [0.0], [1.0], [acb(1, 0)]), 0.1) is not None
 
 
@@ -136,17 +142,22 @@ def test_triple_double_forms_c_tilde_at_its_own_precision():
     assert all(_contains(k.balls[j], ref[j]) for j in range(16))
 
 
-def test_auto_leaves_triple_double_out():
-    """Under "auto" the triple-double route is not tried (float64_route.AUTO_ROUTES: slower
-    than the ball run where it could certify, measured): at 1e-30 max|K| the double-double
-    route is skipped as below its reach and balls certify."""
-    from s4cert.certs.float64_route import AUTO_ROUTES, DISK_ROUTES
-    assert "triple-double" in DISK_ROUTES and "triple-double" not in AUTO_ROUTES
+def test_auto_takes_triple_double_between_double_double_and_balls():
+    """Under "auto" the triple-double route comes after the double-double one: at 1e-30
+    max|K| the double-double route is skipped as below its reach and the triple-double disks
+    certify, containing the 400-bit reference; at 1e-60 max|K|, below the triple-double
+    reach too, both are skipped and balls certify."""
+    from s4cert.certs.float64_route import AUTO_ROUTES
+    assert AUTO_ROUTES == ("float64", "double-double", "triple-double")
     m, ref, kmax = _legs8_reference()
     k = certify_kernel(m, 0.05, 32, 1e-30 * kmax, c_tilde=m.C)
     c = k.certificate
-    assert "arithmetic" not in c and "double-double: skipped" in c["float64_route"]
-    assert "triple-double" not in c["float64_route"]
+    assert c["arithmetic"] == TD and "double-double: skipped" in c["float64_route"]
+    assert c["max_radius"] <= 1e-30 * kmax
+    assert all(_contains(k.balls[j], ref[j]) for j in range(32))
+    k = certify_kernel(m, 0.05, 32, 1e-60 * kmax, c_tilde=m.C)
+    c = k.certificate
+    assert "arithmetic" not in c and "triple-double: skipped" in c["float64_route"]
     assert all(_contains(k.balls[j], ref[j]) for j in range(32))
 
 

@@ -29,8 +29,8 @@ from ...arith.midrad import RangeError
 from ..s4.dplr import DPLR, nplr_to_dplr
 from .hippo import check_C, check_kind, check_N, field_sqrt, similarity
 from .hippo_nplr import _low_rank, _shift, nplr
-from .hippo_verified_eig import (StructuredSkew, VerificationFailed, dense_skew_of_balls, eigendecomposition,
-                                 eigenvalue_balls, products)
+from .hippo_skew import StructuredSkew, dense_skew_of_balls
+from .hippo_verified_eig import VerificationFailed, eigendecomposition, eigenvalue_balls, products
 
 #: the verified route's enclosures do not depend on prec (triple-double verification; LegS
 #: radii about 4e-38 at N = 64, 2e-31 at N = 256): ``route="auto"`` uses it up to this

@@ -154,8 +154,10 @@ def _kernel_parser(sub) -> None:
                    help="Cauchy route of the certifying ball run (default auto)")
     k.add_argument("--exact-route", choices=["auto", "powers", "filter"], default="auto", help="exact mode: powers of Abar on integer matrices (auto) or the filter over Q(zeta)")
     k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double", "triple-double"], default="auto",
-                   help="ball mode: float64 disks (direct Cauchy sums, numpy), ball arithmetic, or "
-                        "float64 first with balls as the fallback (default auto)")
+                   help="ball mode: the filter on float64, double-double (about 1e-28 max|K|) or "
+                        "triple-double (about 1e-43 max|K|) disks, refused when their radii miss eps; "
+                        "ball arithmetic; or auto: those disks in that order, each where it can reach "
+                        "eps, then balls (default auto)")
     _json_flag(k)
     k.add_argument("--quiet", action="store_true", help="no progress display and no estimate")
 

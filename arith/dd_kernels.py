@@ -206,8 +206,13 @@ def _cmul_bound(xrh, xrl, xih, xil, yrh, yrl, yih, yil):
 
 def _modulus_upper(xa: tuple):
     """``DD.mid_abs`` from the parts' moduli (``_moduli``): the same operations."""
-    a = xa[0] + xa[1]
-    b = xa[2] + xa[3]
+    return modulus_of_bounds(xa[0] + xa[1], xa[2] + xa[3])
+
+
+def modulus_of_bounds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """fl(fl(w (1 + 2^-50)) + 2^-535) for w = fl(sqrt(fl(a^2) + fl(b^2))), in place in the
+    fresh arrays (or scalars) a and b: an upper bound of sqrt(a^2 + b^2) for a, b >= 0
+    (proofs/double_double_filter.md, section 3; triple_double.md, Lemma 1)."""
     a *= a
     b *= b
     a += b

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .dd_kernels import _SPLIT, _TP_MIN, _cmul, split, two_prod, two_sum  # noqa: F401 (the kernels' API)
+from .dd_kernels import (_SPLIT, _TP_MIN, _cmul, dekker, modulus_of_bounds, split, two_prod,  # noqa: F401 (the kernels' API)
+                         two_sum)
 from .midrad import U, RangeError, up
 
 #: the disks the array forms take: ``arith.triple_double.TD`` (the seven arrays r0, r1, r2, i0,
@@ -65,13 +66,7 @@ def _dekker(aH, aL, bH, bL, p):
     """Dekker's error term of p = fl(a b) from the splits of a and b, unmasked: a b = p + e
     exactly when |p| >= 2^-900, and |a b - p - e| <= 2^-945 for any |a|, |b| <= 2^500
     (Lemma 3(a))."""
-    e = np.multiply(aH, bH)
-    e -= p
-    t = aH * bL
-    e += t
-    e += np.multiply(aL, bH, out=t)
-    e += np.multiply(aL, bL, out=t)
-    return e
+    return dekker(aH, aL, bH, bL, p, mask=False)
 
 
 def _sum3_abs(a, b, c):
@@ -85,15 +80,7 @@ def _sum3_abs(a, b, c):
 def _modulus_upper(r0, r1, r2, i0, i1, i2) -> np.ndarray:
     """An upper bound of sqrt(A^2 + B^2), A = |r0| + |r1| + |r2|, B likewise (>= |mid|):
     fl(fl(w (1 + 2^-50)) + 2^-535) for w the rounded value (Lemma 1)."""
-    a = _sum3_abs(r0, r1, r2)
-    b = _sum3_abs(i0, i1, i2)
-    a *= a
-    b *= b
-    a += b
-    a = np.sqrt(a)
-    a *= 1.0 + 2.0 ** -50
-    a += 2.0 ** -535
-    return a
+    return modulus_of_bounds(_sum3_abs(r0, r1, r2), _sum3_abs(i0, i1, i2))
 
 
 def _level_sums(x: TD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -66,8 +66,14 @@ def test_disks_contain_the_exact_kernel(problem):
     if not res.ok:
         assert res.status in ("undecided", "resonant-diagonal", "resonant-correction", "singular-bilinear-matrix")
         return
+    assert_contains_exact(res, exact_kernel(m, step, L))
+
+
+def assert_contains_exact(res, kernel: list) -> None:
+    """Each double-double disk |K_j - hi_j - lo_j| <= rad_j contains the exact (re, im) entry
+    (a rational check)."""
     hi, lo, rad = res.info["dd"]
-    for j, (re, im) in enumerate(exact_kernel(m, step, L)):
+    for j, (re, im) in enumerate(kernel):
         dr = re - Fraction(float(hi[j].real)) - Fraction(float(lo[j].real))
         di = im - Fraction(float(hi[j].imag)) - Fraction(float(lo[j].imag))
         assert dr * dr + di * di <= Fraction(float(rad[j])) ** 2
@@ -215,10 +221,6 @@ def test_every_dissipative_model_is_certified():
         res = filter_kernel_dd(m, step, L, exceptional=exact_partition(m, step))
         if not res.ok:
             continue
-        hi, lo, rad = res.info["dd"]
-        for j, (re, im) in enumerate(exact_kernel(m, step, L)):
-            dr = re - Fraction(float(hi[j].real)) - Fraction(float(lo[j].real))
-            di = im - Fraction(float(hi[j].imag)) - Fraction(float(lo[j].imag))
-            assert dr * dr + di * di <= Fraction(float(rad[j])) ** 2
+        assert_contains_exact(res, exact_kernel(m, step, L))
         certified += 1
     assert certified == len(DISSIPATIVE_CASES) == 12

@@ -1,7 +1,7 @@
 """``DD.mul`` and ``DD.square`` as compiled loops over the elements (numba, when installed:
 ``pip install "s4cert[fast]"``).
 
-Each loop performs, per element, the operations of the array form (``arith.dd_kernels``:
+Each loop performs, per element, the operations of the array form (``arith.dd_eft``:
 Veltkamp's split, Dekker's masked product, 2Sum, the pair kernels ``_cmul`` and
 ``_csquare``, the bound terms, ``_modulus_upper``, ``_finish``) on the same operands in the
 same order, each rounded once to nearest: numba compiles without fast-math flags (nothing
@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from .compiled import installed, jit, same_floats
-from .dd_kernels import _C_CROSS, _C_HH, _FIN, _SPLIT, _TP_MIN, TINY
+from .dd_eft import _C_CROSS, _C_HH, _FIN, _SPLIT, _TP_MIN, TINY
 
 #: arrays with fewer elements than this stay on numpy (``double_double.COMPILED``'s threshold)
 MIN_ELEMENTS = 1 << 12

@@ -155,7 +155,7 @@ def dd_of_balls(balls: list, prec: int = 256) -> DD:
 
 def mr_of_dd(x: DD) -> MR:
     """Float64 disks containing double-double disks, renormalized first (``mr_of_dd``,
-    proofs/midrad_filter.md Lemma 10.5 and proofs/midrad_batch.md): each part's pair by 2Sum
+    proofs/midrad_filter.md Lemma 10.5 and proofs/layer_pass.md): each part's pair by 2Sum
     (the same values, |lo| <= u |hi|), then the high parts as midpoints and the radius
     up(rad + up(up(|lo_re| + |lo_im|))): |x - hi| <= |x - mid| + |lo| <= rad + |lo_re| + |lo_im|."""
     x = normalized(x)

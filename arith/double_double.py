@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .dd_kernels import (TINY, _bound_terms, _cmul, _cmul_bound, _csquare, _finish, _moduli,  # noqa: F401
+from .dd_eft import (TINY, _bound_terms, _cmul, _cmul_bound, _csquare, _finish, _moduli,  # noqa: F401
                          _modulus_upper, _real_add, add_pairs, mul_pairs, split, two_prod, two_sum)
 from . import dd_jit
 from .compiled import Gate

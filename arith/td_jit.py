@@ -2,14 +2,14 @@
 installed: ``pip install "s4cert[fast]"``), and the element operations they are made of.
 
 Each element operation (``td_add``, ``td_mul``, ``td_inv``) performs, on one disk's seven
-floats, the operations of the array forms in ``arith.td_kernels`` (``_add_kernel``,
+floats, the operations of the array forms in ``arith.td_eft`` (``_add_kernel``,
 ``_mul_kernel``, ``_inv_kernel`` and what they call: 2Sum, Veltkamp's split, Dekker's
 product, ``_prod_part``, ``_cmul_terms``, ``_modulus_upper``, ``_finish``, ``_renorm3``,
-``_newton_td`` with the double-double kernel ``dd_kernels._cmul``) on the same operands in
+``_newton_td`` with the double-double kernel ``dd_eft._cmul``) on the same operands in
 the same order, each rounded once to nearest: numba compiles without fast-math flags
 (nothing contracted into a fused multiply-add, nothing reassociated), with numpy's error
 model, so the results are the array forms' numbers and Lemmas 1-6 of
-``proofs/triple_double.md`` hold for them as proved.  The range check (``td_kernels._check``)
+``proofs/triple_double.md`` hold for them as proved.  The range check (``td_eft._check``)
 and the inverse's refusals are returned as flags, and the caller raises as the array form
 does.  The helpers are inlined into the loops (numba's ``inline="always"``, the same
 settings), which LLVM then vectorizes; other modules' loops call the element operations the
@@ -30,9 +30,9 @@ from typing import Callable
 import numpy as np
 
 from .compiled import installed, jit, same_floats
-from .dd_kernels import _SPLIT, _TP_MIN
+from .dd_eft import _SPLIT, _TP_MIN
 from .midrad import UNDERFLOW, U, RangeError
-from .td_kernels import _FIN, _UF, BIG, C_00, C_01, C_02, TINY_TD
+from .td_eft import _FIN, _UF, BIG, C_00, C_01, C_02, TINY_TD
 
 #: arrays with fewer elements than this stay on numpy (the gates' threshold)
 MIN_ELEMENTS = 1 << 12
@@ -50,7 +50,7 @@ def _up(x):  # pragma: no cover (compiled)
     return x * _UP + _UPA
 
 
-def bad(x):  # pragma: no cover (compiled): td_kernels._check fails
+def bad(x):  # pragma: no cover (compiled): td_eft._check fails
     return not abs(x) <= BIG
 
 
@@ -76,7 +76,7 @@ def _dekker_masked(aH, aL, bH, bL, p):  # pragma: no cover (compiled)
 
 
 def _part(a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2, sign):  # pragma: no cover (compiled)
-    """``td_kernels._prod_part``: a b - c d (sign -1.0) or a b + c d (sign 1.0); the sign
+    """``td_eft._prod_part``: a b - c d (sign -1.0) or a b + c d (sign 1.0); the sign
     multiplies exactly."""
     a0H, a0L = _split(a0)
     a1H, a1L = _split(a1)
@@ -163,7 +163,7 @@ def _add_part(x0, x1, x2, y0, y1, y2):  # pragma: no cover (compiled)
 
 
 def _cmul_dd_real(xrh, xrl, xih, xil, yrh, yih):  # pragma: no cover (compiled)
-    """dd_kernels._cmul(x pairs, (yrh, 0), (yih, 0), bound=False), operation for operation."""
+    """dd_eft._cmul(x pairs, (yrh, 0), (yih, 0), bound=False), operation for operation."""
     yrl = 0.0
     yil = 0.0
     xrH, xrL = _split(xrh)

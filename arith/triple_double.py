@@ -4,7 +4,7 @@ A ``TD`` holds complex disks ``|x - mid| <= rad`` whose midpoints are unevaluate
 float64 arrays per component, ``(r0 + r1 + r2) + i (i0 + i1 + i2)``: about 2^-150 relative
 accuracy, the rung above ``arith.double_double``.  The midpoints are computed with error-free
 transformations (``two_sum``; Veltkamp's ``split`` and Dekker's product, without a fused
-multiply-add, from ``arith.dd_kernels``); every operation bounds its own rounding (from the
+multiply-add, from ``arith.dd_eft``); every operation bounds its own rounding (from the
 quantities it computed, or a priori from the operands' parts), rounded up as in
 ``arith.midrad.up``; inverses are bounded a posteriori from a residual.  Every operation
 returns disks that contain the exact result of the same operation on any points of the
@@ -15,7 +15,7 @@ operation (Dekker's products below 2^-900 are not relied on).  The operations ru
 arrays in blocks of 2^14 elements (numpy), or, on arrays of at least 2^12 elements and with
 numba installed, as compiled loops that are bitwise the array forms (``arith.td_jit``, each
 behind its gate, checked on probes before first use; ``S4CERT_COMPILED=0`` turns them off).
-The error-free kernels and the operations' array forms are in ``arith.td_kernels``.
+The error-free kernels and the operations' array forms are in ``arith.td_eft``.
 
 >>> x = TD.exact([1 + 1j])
 >>> y = x.mul(x.inv())
@@ -33,7 +33,7 @@ import numpy as np
 from . import td_jit
 from .compiled import Gate
 from .midrad import U, RangeError, up
-from .td_kernels import (_FIELDS, _UF, BIG, C_ADD, C_INV, C_MUL, TINY_TD, _add_kernel, _check,  # noqa: F401 (the API)
+from .td_eft import (_FIELDS, _UF, BIG, C_ADD, C_INV, C_MUL, TINY_TD, _add_kernel, _check,  # noqa: F401 (the API)
                          _distance_upper, _inv_kernel, _modulus_upper, _mul_kernel, _renorm3, _sum3_abs)
 
 

@@ -19,7 +19,7 @@ read them more precisely than its disks hold them), faster ``cauchy`` and ``idft
 a ``transfer`` (stages 2 and 3 in another form where it applies) and ``to_float64`` (the
 kernel's disks as float64 midpoints and radii).  The float64 disks ``MR`` register
 ``midrad.cauchy_midrad``, ``midrad.transfer_midrad`` (the quotient form of
-``midrad_quotient``) and ``midrad.idft_mr``; double-double disks ``cauchy_pairs`` and
+``midrad_quotient``) and ``midrad.idft_mr``; double-double disks ``cauchy_dd.cauchy_sums_dd`` and
 ``midrad_dd.idft_dd``.  Without them the generic ones here run, written with the class's own
 operations: the Cauchy sums as inv() of the differences, mul by the weights and a pairwise
 tree of add over the poles, blocked over the roots; the transform as radix-2 butterflies on

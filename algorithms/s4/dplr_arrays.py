@@ -1,11 +1,11 @@
 """The float64 layer pass's set-up for every head at once, on double-double disk arrays.
 
-``midrad_batch`` sets each head up in ball arithmetic (``filter.setup``: the partition,
+``layer_pass`` sets each head up in ball arithmetic (``filter.setup``: the partition,
 the poles mu_j, the gains g_j and the weights, then rounded to disks), one Python call
 per element.  For the heads of a layer that are conjugate-closed at step 1 (the S4 DPLR
 layouts: the full state is the stored modes j < N/2 followed by their conjugates), this
 module forms the same quantities as double-double disks over (heads, N/2) arrays, with
-``arith.double_double.DD`` operations (``proofs/midrad_batch.md``, Lemma 5):
+``arith.double_double.DD`` operations (``proofs/layer_pass.md``, Lemma 5):
 
 * s_j = 2 + lambda_j, certainly nonzero for every j (then no index is exceptional:
   lambda_j = -2 never holds), mu_j = (2 - lambda_j) / s_j, g_j = -2 / s_j;
@@ -20,7 +20,7 @@ module forms the same quantities as double-double disks over (heads, N/2) arrays
 Heads for which some disk cannot decide (s_j or mu_j not certainly nonzero, W(0) not
 certainly nonzero, a magnitude out of range) are reported; the caller sets them up in
 balls instead.  Each head's Cauchy sums and the rest of the pass are those of
-``midrad_batch`` (``prepare_head``).
+``layer_pass`` (``prepare_head``).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from ...arith.midrad import MR
 from ..dft import next_power_of_two
 from .dplr import check_length
 from .midrad import cauchy_direct_midrad
-from .midrad_batch import _HeadFailed, _Prepared, run_heads
+from .layer_pass import _HeadFailed, _Prepared, run_heads
 from .midrad_quotient import mr_of_dd, mr_pairs
 
 
@@ -186,7 +186,7 @@ def head_sums(st: ArraySetup, h: int, roots_dd: tuple) -> tuple[dict, list[dict]
 def filter_kernels_arrays(a: DPLRArrays, L: int, check_g: bool = False,
                           progress=None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Every kernel of the heads ``a`` (head-major, then channel) at length L on float64
-    disks, as ``midrad_batch.filter_kernels_midrad`` returns them: (mid, rad, failed),
+    disks, as ``layer_pass.filter_kernels_midrad`` returns them: (mid, rad, failed),
     a head the set-up did not decide failing with its reason (``check_g``: with C~
     supplied, G must be certified invertible, see ``setup_arrays``).  Raises RangeError
     when the arrays leave the double-double range (then no head is done here).

@@ -41,7 +41,7 @@ from ...arith.midrad import (MR, LARGE, U, UNDERFLOW, RangeError, down, on_grid,
 
 from .dplr import DPLR
 from ..result import Result
-from . import midrad_rows
+from . import cauchy_f64_rows
 from .disk_filter import (SumsInput, disk_setup, filter_kernel_disks, register,  # noqa: F401 (re-exported)
                           transfer_disks, transfer_generic)
 from .midrad_bounds import Bound
@@ -173,9 +173,9 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
     p4 = tuple(np.ascontiguousarray(x) for x in (ph.real, ph.imag, pl.real, pl.imag))
     # the block's work arrays, reused (fresh arrays of this size would each cost page faults):
     # for the numpy passes rows q1r, q1i, then the rests, stacked for the products, inv and two
-    # more; for the compiled loop one root-major buffer (midrad_rows)
-    fn = midrad_rows.compiled(M * n)
-    radius = None if fn is None else midrad_rows.radius_compiled()
+    # more; for the compiled loop one root-major buffer (cauchy_f64_rows)
+    fn = cauchy_f64_rows.compiled(M * n)
+    radius = None if fn is None else cauchy_f64_rows.radius_compiled()
     if fn is None:
         stack = np.empty((4 * n, min(B, M)))
         bufs = [np.empty((n, min(B, M))) for _ in range(3)]
@@ -189,10 +189,10 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         # also cuts q with tau per root (Lemma 10) and forms T ~ 1/|d|
         if fn is None:
             rows, inv = stack[:, :w], bufs[0][:, :w]
-            vmax = midrad_rows.rows_numpy(z4, p4c, s, e, rows, inv, bufs[1][:, :w], bufs[2][:, :w])
+            vmax = cauchy_f64_rows.rows_numpy(z4, p4c, s, e, rows, inv, bufs[1][:, :w], bufs[2][:, :w])
             Q1, Q2 = rows[:2 * n], rows[2 * n:]
         else:
-            Q1, Q2, inv, vmax, tau = midrad_rows.fused(fn, z4, p4, s, e, beta, out)
+            Q1, Q2, inv, vmax, tau = cauchy_f64_rows.fused(fn, z4, p4, s, e, beta, out)
         hi = float(vmax.max())
         if not hi <= LARGE * LARGE:                   # the lower end 2^-800 holds a priori (|d| <= 2^392)
             raise RangeError("a pole lies too close to a root for float64 disks")
@@ -214,14 +214,14 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
                 tau = _pow2_at_least(np.array([up((1 + 8 * U) * t_hi)]))
                 Ct = 1.5 * 2.0 ** (52 - beta) * float(tau[0])
             else:
-                tau = midrad_rows.tau_per_root(vmax)
+                tau = cauchy_f64_rows.tau_per_root(vmax)
                 Ct = 1.5 * 2.0 ** (52 - beta) * tau
         if not float(tau.min()) * float(sigma.min()) >= 2.0 ** (2 * beta - 1072):
             raise RangeError("the sums' magnitudes leave the range of exact slices")
         if fn is None:
             # q cut on the grid tau 2^-beta into Q1 and the exact rests Q2, |.| <= tau 2^(-beta-1);
             # inv becomes T ~ 1/|d|
-            midrad_rows.slice_numpy(rows, inv, Ct)
+            cauchy_f64_rows.slice_numpy(rows, inv, Ct)
         P = left1 @ Q1                                # [E; a2 q1]: E = a1 q1 exact
         Y = P[2 * K:] + left2 @ Q2
         G = np.add(P[:2 * K], Y, out=Y)               # one rounding: <= u |G| per part
@@ -232,7 +232,7 @@ def cauchy_direct_midrad(roots: tuple, poles: tuple, weights: list[MR],
         # the radius: sum_upper of the product (items 2 and 4 of Lemma 10), the rest's rounding
         # and underflows (rank1 tau + n 2^-1068 + sum_upper's n 2^-1072), u |G| (item 3)
         if radius is None:
-            midrad_rows.radius_numpy(GTb, G, rank1, tau, c_sum, under, n * UNDERFLOW, out_mid, out_rad, s)
+            cauchy_f64_rows.radius_numpy(GTb, G, rank1, tau, c_sum, under, n * UNDERFLOW, out_mid, out_rad, s)
         else:
             radius(GTb, G, rank1, tau, c_sum, under, n * UNDERFLOW, out_mid, out_rad, s)
     t_max = up((1 + 4 * U) * up(math.sqrt(inv_max)))

@@ -7,7 +7,7 @@ bounded per element (``proofs/double_double_filter.md``):
 1. set-up (partition, poles mu_j, weights) in ball arithmetic, rounded to double-double
    disks element by element;
 2. the (r+1)^2 Cauchy sums directly over blocks of (root, pole) pairs
-   (``cauchy_pairs``): d = z_k - mu_j as a pair, 1/d from a float64 inverse and its
+   (``cauchy_dd.cauchy_sums_dd``): d = z_k - mu_j as a pair, 1/d from a float64 inverse and its
    residual by exact products, the sums over the poles by matrix products of exact
    slices (BLAS);
 3. per root, W = I + beta T inverted by Gauss-Jordan on disks (every pivot certainly
@@ -16,7 +16,7 @@ bounded per element (``proofs/double_double_filter.md``):
    bounded a priori per stage, plus the mean of the input radii.
 
 The driver is ``disk_filter.filter_kernel_disks`` on ``DD``; this module holds double-double's
-primitives (the Cauchy sums ``cauchy_pairs`` and the transform ``idft_dd``) and registers them.
+primitives (the Cauchy sums ``cauchy_dd.cauchy_sums_dd`` and the transform ``idft_dd``) and registers them.
 The kernel's disks hold K_j for every j < L; the result's ``info`` carries the bounds the
 filter constants need (b, w, d, A_wt), as in ``s4.midrad``.
 """
@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ...arith.dd_kernels import dekker_into, split, split_into, two_sum_into
+from ...arith.dd_eft import dekker_into, split, split_into, two_sum_into
 from ...arith.disk_convert import dd_of_balls
 from ...arith.double_double import DD, concat, normalized, roots_of_unity_dd
 from ...arith.midrad import RangeError, sum_upper, up
 
 from ..result import Result
-from .cauchy_pairs import cauchy_pairs
+from .cauchy_dd import cauchy_sums_dd
 from .disk_filter import filter_kernel_disks, register
 from .dplr import DPLR
 from .midrad import bit_reverse
@@ -42,10 +42,10 @@ from .midrad import bit_reverse
 ARITHMETIC = "double-double midpoint-radius"
 
 
-#: the Cauchy sums on double-double disks (the registered primitive): ``cauchy_pairs.cauchy_pairs``
+#: the Cauchy sums on double-double disks (the registered primitive): ``cauchy_dd.cauchy_sums_dd``
 #: (exact products and matrix products of exact slices; RangeError when a difference's disk
 #: may contain 0 or a magnitude leaves the range)
-cauchy_direct_dd = cauchy_pairs
+cauchy_direct_dd = cauchy_sums_dd
 
 
 class _StageBuffers:

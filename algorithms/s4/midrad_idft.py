@@ -15,7 +15,7 @@ import numpy as np
 
 from ...arith.compiled import Gate, same_floats
 from ...arith.midrad import LARGE, MR, RangeError, U, sum_upper, up
-from . import midrad_rows
+from . import cauchy_f64_rows
 
 
 @lru_cache(maxsize=8)
@@ -213,6 +213,6 @@ def _agrees() -> bool:
 
 
 #: the compiled stages, from ``MIN_ENTRIES`` entries on: where the rows loop of
-#: ``midrad_rows`` passed its bitwise check in this process (numba, the same compiler
+#: ``cauchy_f64_rows`` passed its bitwise check in this process (numba, the same compiler
 #: settings) and ``_agrees``
-GATE = Gate("float64 inverse DFT", MIN_ENTRIES, _agrees, requires=(midrad_rows.ROWS,))
+GATE = Gate("float64 inverse DFT", MIN_ENTRIES, _agrees, requires=(cauchy_f64_rows.ROWS,))

@@ -11,7 +11,7 @@ and every value checked as ``MR`` checks it (finite, at most 2^400; a divisor ce
 nonzero within [2^-400, 2^400]); one failed check anywhere raises RangeError, as the
 numpy operations do.  The loop is numba's (``transfer_jit``), compiled with the settings of
 ``arith.compiled`` (no fast-math: each operation rounds once to nearest, nothing fused or
-reassociated); it is used only where ``midrad_rows``' compiled loop passed its bitwise
+reassociated); it is used only where ``cauchy_f64_rows``' compiled loop passed its bitwise
 check in this process and this loop's H is bitwise ``transfer_disks``' on a probe
 (the gate ``GATE``); otherwise ``transfer_disks`` runs on numpy.  Lemmas 2-5 hold for each
 operation as computed, so the disks contain the exact H (section 5 of the proof).
@@ -22,7 +22,7 @@ import numpy as np
 
 from ...arith.compiled import Gate, same_floats
 from ...arith.midrad import MR, RangeError
-from . import midrad_rows
+from . import cauchy_f64_rows
 
 
 def _loop():
@@ -64,10 +64,10 @@ def _agrees() -> bool:
 #: import and the checks, about a second)
 MIN_POSITIONS = 1 << 12
 
-#: the loop, from ``MIN_POSITIONS`` disks on: where the rows loop of ``midrad_rows`` passed
+#: the loop, from ``MIN_POSITIONS`` disks on: where the rows loop of ``cauchy_f64_rows`` passed
 #: its bitwise check in this process (numba with the same compiler settings) and ``_agrees``
-GATE = Gate("float64 rank-one transfer", MIN_POSITIONS, _agrees, requires=(midrad_rows.ROWS,))
-#: whether to run the loop on so many positions (``midrad_batch``'s name for ``GATE.use``)
+GATE = Gate("float64 rank-one transfer", MIN_POSITIONS, _agrees, requires=(cauchy_f64_rows.ROWS,))
+#: whether to run the loop on so many positions (``layer_pass``'s name for ``GATE.use``)
 use = GATE.use
 
 

@@ -1,4 +1,4 @@
-"""Every kernel of a DPLR module at once on float64 disks (``algorithms.s4.midrad_batch``).
+"""Every kernel of a DPLR module at once on float64 disks (``algorithms.s4.layer_pass``).
 
 Each head is checked as ``certify_kernel`` checks one model before its float64 route
 (the floating-point environment, the exact partition lambda_j = -2/step, no pole on the
@@ -15,7 +15,7 @@ import numpy as np
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde, c_tilde as form_c_tilde
 from ...algorithms.s4.dplr import DPLR
-from ...algorithms.s4.midrad_batch import Head, filter_kernels_midrad
+from ...algorithms.s4.layer_pass import Head, filter_kernels_midrad
 from ...algorithms.s4.dplr_arrays import filter_kernels_arrays
 from ...arith import BallField, fpenv
 from ...arith.midrad import RangeError

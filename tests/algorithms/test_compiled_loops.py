@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4 import midrad_idft, midrad_rows, transfer_loop
+from s4cert.algorithms.s4 import midrad_idft, cauchy_f64_rows, transfer_loop
 from s4cert.algorithms.s4.midrad import transfer_disks
 from s4cert.arith import compiled
 from s4cert.arith.compiled import Gate, gates, same_floats
@@ -62,7 +62,7 @@ def test_every_gate_follows_the_switch_and_its_threshold(monkeypatch):
         assert gate.minimum == 0 or not gate.use(gate.minimum - 1)
         monkeypatch.setenv("S4CERT_COMPILED", "1")
         assert gate.use(0)
-    assert (midrad_rows.ROWS.minimum, transfer_loop.GATE.minimum, midrad_idft.GATE.minimum) == (1 << 17, 1 << 12,
+    assert (cauchy_f64_rows.ROWS.minimum, transfer_loop.GATE.minimum, midrad_idft.GATE.minimum) == (1 << 17, 1 << 12,
                                                                                                  1 << 14)
 
 
@@ -211,7 +211,7 @@ def test_no_fused_multiply_add_in_the_loops():
             _fresh_asm(idft_jit.load, np.ones((2, M), dtype=complex), np.arange(M), x.copy(), x.copy(), x.copy()),
             _fresh_asm(idft_jit.stages, x.copy(), x.copy(), x.copy(), x.copy(), w, w, w, True),
             _fresh_asm(idft_jit.finish, x, x, x, np.ones(2), 8.0, 1.0, 0.0, np.empty((2, M))),
-            _fresh_asm(midrad_rows._radius_loop(), x.copy(), np.ones((4, M)), np.ones(2), np.ones(M), 1.0, 0.0, 0.0,
+            _fresh_asm(cauchy_f64_rows._radius_loop(), x.copy(), np.ones((4, M)), np.ones(2), np.ones(M), 1.0, 0.0, 0.0,
                        np.empty((2, M), dtype=complex), np.empty((2, M)), 0)]
     for asm in asms:
         assert "addsd" in asm or "addpd" in asm                  # the code is there

@@ -242,7 +242,7 @@ def test_generic_cauchy_contains_and_separates():
 def test_the_registry():
     """DD's primitives are registered; a class without them is refused with one ValueError;
     unknown names are refused."""
-    from s4cert.algorithms.s4.cauchy_pairs import cauchy_pairs  # noqa: F401 (the registered sums' module)
+    from s4cert.algorithms.s4.cauchy_dd import cauchy_sums_dd  # noqa: F401 (the registered sums' module)
     from s4cert.algorithms.s4.midrad_dd import cauchy_direct_dd, idft_dd
     assert primitive(DD, "cauchy") is cauchy_direct_dd and primitive(DD, "idft") is idft_dd
     assert primitive(DD, "arithmetic") == "double-double midpoint-radius"

@@ -1,5 +1,5 @@
 """Tests of the layer pass's set-up on double-double arrays (algorithms/s4/dplr_arrays.py,
-proofs/midrad_batch.md, Lemma 5): every kernel's disks contain its exact kernel (exact
+proofs/layer_pass.md, Lemma 5): every kernel's disks contain its exact kernel (exact
 dyadic inputs, the full conjugate-closed model in rationals), and the heads the arrays
 cannot decide (an exceptional index, G not certified) are reported, never computed wrong."""
 from fractions import Fraction
@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.dplr_arrays import DPLRArrays, filter_kernels_arrays, setup_arrays
 from s4cert.arith.double_double import DD
-from tests.algorithms.test_s4_midrad_batch import _rows_hold_exact_kernels
+from tests.algorithms.test_layer_pass import _rows_hold_exact_kernels
 
 DYADIC = st.builds(lambda n, e: Fraction(n, 2 ** e), st.integers(-24, 24), st.integers(0, 3))
 POINT = st.tuples(DYADIC, DYADIC)

@@ -1,5 +1,5 @@
-"""Tests of the float64 route for many kernels at once (algorithms/s4/midrad_batch.py,
-proofs/midrad_batch.md).
+"""Tests of the float64 route for many kernels at once (algorithms/s4/layer_pass.py,
+proofs/layer_pass.md).
 
 Every check is containment, decided exactly, of an exact kernel or of a 320-bit ball run
 in the batch's disks, kernel by kernel."""
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 from s4cert.algorithms.models.hippo_float64 import dplr_float64
-from s4cert.algorithms.s4 import midrad_batch
+from s4cert.algorithms.s4 import layer_pass
 from s4cert.algorithms.s4.dplr import DPLR
 from s4cert.algorithms.s4.filter import filter_kernel
 from s4cert.algorithms.s4.midrad import filter_kernel_midrad
-from s4cert.algorithms.s4.midrad_batch import Head, filter_kernels_midrad
+from s4cert.algorithms.s4.layer_pass import Head, filter_kernels_midrad
 from tests.algorithms.test_s4_midrad import REF, disk_holds_ball, disk_holds_exact
 from tests.helpers import dissipative_dplr, exact_kernel, gaussian, pole_near_the_grid, random_dplr
 
@@ -158,17 +158,17 @@ def test_conjugate_closed_heads_on_half_the_roots_are_contained(problem):
     heads, step, L = problem
     batch = [Head(m, cts, exact_partition(m, step), conjugate_pairs=True) for m, cts in heads]
     used = []
-    real_prepare = midrad_batch._prepare
+    real_prepare = layer_pass._prepare
 
     def spy(*args):
         p = real_prepare(*args)
         used.append(p.half)
         return p
-    midrad_batch._prepare = spy
+    layer_pass._prepare = spy
     try:
         mid, rad, failed = filter_kernels_midrad(batch, step, L)
     finally:
-        midrad_batch._prepare = real_prepare
+        layer_pass._prepare = real_prepare
     assert all(used)   # every head that got through its set-up ran on half the roots
     _rows_hold_exact_kernels(heads, step, L, mid, rad, failed)
 
@@ -178,7 +178,7 @@ def test_legs_layer_matches_the_single_route(monkeypatch, chunk):
     """Heads of LegS at different steps, three channels each, in one chunk and in chunks of
     one kernel: every kernel's disks contain the 320-bit run, and the radii are within a
     factor 2 of the single-kernel route's."""
-    monkeypatch.setattr(midrad_batch, "CHUNK_DISKS", chunk)
+    monkeypatch.setattr(layer_pass, "CHUNK_DISKS", chunk)
     base = dplr_float64("legs", 8)
     rng = np.random.default_rng(1)
     L, heads, steps = 64, [], [0.01, 0.1]
@@ -234,7 +234,7 @@ def test_a_chunk_that_cannot_decide_is_retried_head_by_head(monkeypatch):
     cts = [[1, -1], [0.5j, 2]]
     heads = [Head(m, cts) for m in models]
     clean = filter_kernels_midrad(heads, 0.5, 16)
-    real_prepare, real_chunk, marked = midrad_batch._prepare, midrad_batch._chunk, []
+    real_prepare, real_chunk, marked = layer_pass._prepare, layer_pass._chunk, []
 
     def prepare(head, *args):
         p = real_prepare(head, *args)
@@ -246,8 +246,8 @@ def test_a_chunk_that_cannot_decide_is_retried_head_by_head(monkeypatch):
         if any(p is marked[0] for p in prepared):
             raise RangeError("a pivot is not certainly nonzero")
         return real_chunk(prepared, *args)
-    monkeypatch.setattr(midrad_batch, "_prepare", prepare)
-    monkeypatch.setattr(midrad_batch, "_chunk", chunk)
+    monkeypatch.setattr(layer_pass, "_prepare", prepare)
+    monkeypatch.setattr(layer_pass, "_chunk", chunk)
     mid, rad, failed = filter_kernels_midrad(heads, 0.5, 16)
     assert sorted(failed) == [2, 3] and "pivot" in failed[2]
     assert np.all(np.isinf(rad[2:4]))
@@ -285,7 +285,7 @@ def test_paired_inverse_transforms_contain_both_real_kernels(K):
     shift = shift * np.minimum(1.0, rad[:, :M // 2 + 1] / np.maximum(np.abs(shift), 1e-300)) * 0.5
     true_half = half + shift
     true = np.concatenate([true_half, np.conj(true_half[:, M // 2 - 1:0:-1])], axis=1)
-    got, R = midrad_batch._paired_idft(mid.copy(), rad, roots_of_unity(M))
+    got, R = layer_pass._paired_idft(mid.copy(), rad, roots_of_unity(M))
     with ctx.workprec(200):
         for i in range(K):
             for j in range(M):

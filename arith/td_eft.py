@@ -1,7 +1,7 @@
 """The error-free kernels of triple-double disk arithmetic (``arith.triple_double.TD``) and
 the operations' array forms on flat arrays, in numpy, rigorous under round to nearest.
 
-Real kernels on arrays of float64 parts: 2Sum (``dd_kernels.two_sum``), Veltkamp's split and
+Real kernels on arrays of float64 parts: 2Sum (``dd_eft.two_sum``), Veltkamp's split and
 Dekker's product without a fused multiply-add, the sum of two triples (``_add_part``), the
 product midpoint of two complex triples (``_prod_part``, ``_cmul_mid``), the a-priori bound of
 that product (``_cmul_terms``), the bound's final rounding (``_finish``), renormalization
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .dd_kernels import (_SPLIT, _TP_MIN, _cmul, dekker, modulus_of_bounds, split, two_prod,  # noqa: F401 (the kernels' API)
+from .dd_eft import (_SPLIT, _TP_MIN, _cmul, dekker, modulus_of_bounds, split, two_prod,  # noqa: F401 (the kernels' API)
                          two_sum)
 from .midrad import U, RangeError, up
 
@@ -275,7 +275,7 @@ def _distance_upper(v, p0, p1, p2) -> np.ndarray:
 def _newton_td(x: TD) -> TD:
     """An approximation y of 1/m (its accuracy matters for the radius only, Lemma 6(b)):
     y0 = conj(m') / |m'|^2 with m' = fl(r0 + r1) + i fl(i0 + i1), a Newton step on
-    double-double pairs (the residual by ``dd_kernels._cmul`` from x's first two parts), then
+    double-double pairs (the residual by ``dd_eft._cmul`` from x's first two parts), then
     one on triples (the residual by ``_cmul_mid``), renormalized."""
     a, b = x.r0 + x.r1, x.i0 + x.i1
     n = a * a

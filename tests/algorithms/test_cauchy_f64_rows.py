@@ -1,4 +1,4 @@
-"""Tests of the per-pair work of the float64 Cauchy sums (algorithms/s4/midrad_rows.py):
+"""Tests of the per-pair work of the float64 Cauchy sums (algorithms/s4/cauchy_f64_rows.py):
 the compiled loop reproduces the numpy passes bitwise (so Lemmas 8-10 of
 proofs/midrad_filter.md cover it), the check before its first use refuses a loop that
 rounds differently, and the sums on either form contain 300-bit ball sums."""
@@ -9,7 +9,7 @@ import pytest
 from flint import acb, arb, ctx
 from hypothesis import given, strategies as st
 
-from s4cert.algorithms.s4 import midrad_rows as R
+from s4cert.algorithms.s4 import cauchy_f64_rows as R
 from s4cert.algorithms.s4.midrad import cauchy_direct_midrad
 from s4cert.arith.midrad import MR, roots_of_unity_dd
 

@@ -1,4 +1,4 @@
-"""Tests of the double-double Cauchy sums on BLAS (algorithms/s4/cauchy_pairs.py,
+"""Tests of the double-double Cauchy sums on BLAS (algorithms/s4/cauchy_dd.py,
 proofs/double_double_filter.md section 6): the disks contain 400-bit ball sums (more than
 twice the 106 bits of the route) on the cases that stress the float64 route, or the
 kernel refuses (RangeError); never a disk that misses."""
@@ -9,7 +9,7 @@ import pytest
 from flint import acb, arb, ctx
 from hypothesis import given, settings, strategies as st
 
-from s4cert.algorithms.s4 import cauchy_pairs as CP
+from s4cert.algorithms.s4 import cauchy_dd as CP
 from s4cert.arith.double_double import DD, roots_of_unity_dd
 from s4cert.arith.midrad import RangeError
 
@@ -79,7 +79,7 @@ def test_pairs_contain_the_ball_sums(seed, kind, span):
     poles = DD.from_parts(mus, np.zeros(n), np.full(n, 1e-33))
     Z = roots_of_unity_dd(M)
     try:
-        sums, sep = CP.cauchy_pairs(Z, poles, sets)
+        sums, sep = CP.cauchy_sums_dd(Z, poles, sets)
     except RangeError:
         # refused only where the sums may leave the double-double range (weights near 1e150
         # against a pole close to a root): below 2^480 every sum, term and radius stays far
@@ -109,10 +109,10 @@ def test_many_poles_and_small_blocks(monkeypatch):
     w = (g.standard_normal(n) + 1j * g.standard_normal(n)) / n
     poles, W = DD.exact(mus), DD.from_parts(w, np.zeros(n), np.zeros(n))
     Z = roots_of_unity_dd(M)
-    (S,), _ = CP.cauchy_pairs(Z, poles, [W])
+    (S,), _ = CP.cauchy_sums_dd(Z, poles, [W])
     assert_contains(S, reference(Z, poles, W, 1.0))
     monkeypatch.setattr(CP, "BLOCK_PAIRS", 1)
-    (S1,), _ = CP.cauchy_pairs(Z, poles, [W])
+    (S1,), _ = CP.cauchy_sums_dd(Z, poles, [W])
     assert_contains(S1, reference(Z, poles, W, -1.0))
     assert np.all(S1.rad <= 2 * S.rad)
 
@@ -125,7 +125,7 @@ def test_radius_follows_the_terms():
     mus = (1 + 0.005 * g.random(n)) * np.exp(2j * math.pi * g.random(n))
     w = (g.standard_normal(n) + 1j * g.standard_normal(n)) * 10.0 ** g.integers(-3, 3, n)
     Z = roots_of_unity_dd(M)
-    (S,), _ = CP.cauchy_pairs(Z, DD.exact(mus), [DD.exact(w)])
+    (S,), _ = CP.cauchy_sums_dd(Z, DD.exact(mus), [DD.exact(w)])
     z = Z.rh + 1j * Z.ih
     terms = (np.abs(w)[None, :] / np.abs(z[:, None] - mus[None, :])).sum(axis=1)
     assert np.all(S.rad <= 2.0 ** -88 * terms)
@@ -138,20 +138,20 @@ def test_tiny_and_subnormal_parts():
     w = np.array([1.0 + 0j, 5e-324 + 1j, 1e-300])
     Z = roots_of_unity_dd(16)
     poles, W = DD.exact(mus), DD.exact(w)
-    (S,), _ = CP.cauchy_pairs(Z, poles, [W])
+    (S,), _ = CP.cauchy_sums_dd(Z, poles, [W])
     assert_contains(S, reference(Z, poles, W, 1.0))
 
 
 def test_refuses_a_pole_on_the_grid_and_huge_poles():
     Z = roots_of_unity_dd(8)
     with pytest.raises(RangeError):
-        CP.cauchy_pairs(Z, DD.exact([1.0]), [DD.exact([1.0])])
+        CP.cauchy_sums_dd(Z, DD.exact([1.0]), [DD.exact([1.0])])
     with pytest.raises(RangeError):
-        CP.cauchy_pairs(Z, DD.exact([2.0 ** 101]), [DD.exact([1.0])])
+        CP.cauchy_sums_dd(Z, DD.exact([2.0 ** 101]), [DD.exact([1.0])])
 
 
 def test_no_poles():
-    sums, sep = CP.cauchy_pairs(roots_of_unity_dd(4), DD.exact(np.zeros(0)), [DD.exact(np.zeros(0))])
+    sums, sep = CP.cauchy_sums_dd(roots_of_unity_dd(4), DD.exact(np.zeros(0)), [DD.exact(np.zeros(0))])
     assert sep == math.inf and np.all(sums[0].rh == 0) and np.all(sums[0].rad == 0)
 
 
@@ -212,15 +212,15 @@ def test_root_factors_are_reused_only_for_the_same_roots():
     W = DD.exact(g.standard_normal(n) + 1j * g.standard_normal(n))
     Z = roots_of_unity_dd(M)
     CP._ROOT_CACHE.clear()
-    (fresh,), _ = CP.cauchy_pairs(Z, poles, [W])
-    (again,), _ = CP.cauchy_pairs(roots_of_unity_dd(M), poles, [W])
+    (fresh,), _ = CP.cauchy_sums_dd(Z, poles, [W])
+    (again,), _ = CP.cauchy_sums_dd(roots_of_unity_dd(M), poles, [W])
     for f in ("rh", "rl", "ih", "il", "rad"):
         assert np.array_equal(getattr(fresh, f), getattr(again, f))
     Z2 = roots_of_unity_dd(M)
     Z2.rl[3] = np.nextafter(Z2.rl[3], 1.0)
-    (moved,), _ = CP.cauchy_pairs(Z2, poles, [W])
+    (moved,), _ = CP.cauchy_sums_dd(Z2, poles, [W])
     assert np.array_equal(CP._ROOT_CACHE[0][1][1], Z2.rl)          # recomputed, not reused
     CP._ROOT_CACHE.clear()
-    (moved_fresh,), _ = CP.cauchy_pairs(Z2, poles, [W])
+    (moved_fresh,), _ = CP.cauchy_sums_dd(Z2, poles, [W])
     for f in ("rh", "rl", "ih", "il", "rad"):
         assert np.array_equal(getattr(moved, f), getattr(moved_fresh, f))

@@ -3,7 +3,7 @@
 The kernels of one S4 layer come in heads that share a state matrix (Lambda, P, Q, B
 and the step) and differ in their output vector C~ (one per channel).  This runs
 ``midrad.filter_kernel_midrad``'s procedure for all of them together
-(``proofs/midrad_batch.md``):
+(``proofs/layer_pass.md``):
 
 1. per head, the set-up in ball arithmetic once (partition, poles mu_j, gains g_j and the
    weights that do not involve C~), and the products g_j v_j (v = B, the columns of P)
@@ -20,7 +20,7 @@ A head whose exact model is conjugate-closed (``Head.conjugate_pairs``: the seco
 the states is the conjugate of the first, in Lambda, P, Q, B and every C~, as the
 reference's full state is; no exceptional index) has ``H(conj z) = conj H(z)``, so steps 2
 and 3 run on the roots z_k with k <= M/2 only and the other half of H is their conjugate
-(``proofs/midrad_batch.md``, Lemma 3).
+(``proofs/layer_pass.md``, Lemma 3).
 
 Each step is the single-kernel route's, on longer arrays, so the single route's proof
 covers every kernel.  A head whose set-up does not end ok, or a chunk where some disk
@@ -167,7 +167,7 @@ def _chunk(prepared: list[_Prepared], r: int, M: int, Z: MR, F) -> tuple[np.ndar
 def _paired_idft(mid: np.ndarray, rad: np.ndarray, Z: MR) -> tuple[np.ndarray, np.ndarray]:
     """The inverse DFT of Hermitian rows (real kernels), two rows per transform: row a + i
     row b (a last odd row alone), the kernel of a the real part of the output and that of
-    b the imaginary part (Lemma 4 of proofs/midrad_batch.md).  The smaller row of a pair is
+    b the imaginary part (Lemma 4 of proofs/layer_pass.md).  The smaller row of a pair is
     first multiplied by a power of two 2^s (exact) to the larger one's size, so that the
     transform's rounding, divided by 2^s again, stays relative to each kernel; per kernel
     the bound is that of the transform of the packed midpoints (with no radius) over 2^s

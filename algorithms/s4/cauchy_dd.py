@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ...arith.dd_kernels import dekker_into, split_into, two_sum_into
+from ...arith.dd_eft import dekker_into, split_into, two_sum_into
 from ...arith.double_double import DD, two_sum
 from ...arith.midrad import U, RangeError, sum_upper, up
 
@@ -171,7 +171,7 @@ def _root_factors(Z: DD, S: float) -> tuple:
     return Zp
 
 
-def cauchy_pairs(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
+def cauchy_sums_dd(Z: DD, poles: DD, weights: list[DD]) -> tuple[list[DD], float]:
     """Disks of S_c(z_k) = sum_j a_jc / (z_k - mu_j) for each weight set (double-double
     midpoints, radii from the actual magnitudes), and a lower bound of min |z_k - mu_j|
     (inf without poles).  RangeError when a bound would not hold."""

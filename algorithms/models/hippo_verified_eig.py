@@ -24,7 +24,7 @@ import numpy as np
 from flint import acb, arb, ctx, fmpq
 
 from ...arith.double_double import DD
-from ...arith.dd_kernels import two_sum
+from ...arith.dd_eft import two_sum
 from ...arith.triple_double import TD
 from ...arith.fpenv import probe
 from ...arith.midrad import RangeError, sum_upper, up

@@ -1,5 +1,5 @@
 """Tests of triple-double disk arithmetic (arith/triple_double.py with its kernels
-arith/td_kernels.py and compiled loops arith/td_jit.py, proofs/triple_double.md).
+arith/td_eft.py and compiled loops arith/td_jit.py, proofs/triple_double.md).
 
 Containment is checked against python-flint balls, independent of the code under test: each
 disk's midpoint is the exact sum of its float parts (2200-bit arbs), a point of each operand disk
@@ -357,7 +357,7 @@ def test_dekker_term_within_its_bound(a, b):
     """Lemma 3(a): exact when |fl(a b)| >= 2^-900, else within 2^-945, and |e| <= u |p| + 2^-944."""
     from fractions import Fraction
 
-    from s4cert.arith.td_kernels import _dekker, split
+    from s4cert.arith.td_eft import _dekker, split
     if abs(a) > BIG or abs(b) > BIG:
         return                                         # outside the lemma (and refused by every operation)
     p = np.array([a]) * np.array([b])
@@ -387,7 +387,7 @@ def test_product_midpoint_within_its_bound(xr, xi, yr, yi):
     most the computed bound ``_finish(_cmul_terms(...))``, for triples normalized or not."""
     from fractions import Fraction
 
-    from s4cert.arith.td_kernels import _cmul_mid, _cmul_terms, _finish, _level_sums
+    from s4cert.arith.td_eft import _cmul_mid, _cmul_terms, _finish, _level_sums
     x = TD.from_parts([complex(xr[0], xi[0])], [complex(xr[1], xi[1])], [complex(xr[2], xi[2])], 0)
     y = TD.from_parts([complex(yr[0], yi[0])], [complex(yr[1], yi[1])], [complex(yr[2], yi[2])], 0)
     parts = [float(v[0]) for v in _cmul_mid(x, y)]
@@ -424,7 +424,7 @@ def test_compiled_loops_are_bitwise_the_array_forms(seed, n, spread):
     """add, mul, inv as compiled loops: the same bits as the array forms (so Lemmas 2-6 cover
     them), or both refuse; with spread <= 30 every operation must compute."""
     pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
-    from s4cert.arith import td_kernels as K, triple_double as T
+    from s4cert.arith import td_eft as K, triple_double as T
     assert T.ADD.open() and T.MUL.open() and T.INV.open()
     rng = np.random.default_rng(seed)
     x, y = _td_random(rng, n, spread), _td_random(rng, n, spread)
@@ -444,7 +444,7 @@ def test_methods_take_the_compiled_loops_and_refuse_alike(monkeypatch):
     """TD.add / mul / inv run the loops (forced here on small arrays) with the array forms'
     results, and raise RangeError where those do; the gates follow the switch."""
     pytest.importorskip("numba", reason="the compiled loops need the 'fast' extra (numba)")
-    from s4cert.arith import td_jit, td_kernels as K, triple_double as T
+    from s4cert.arith import td_jit, td_eft as K, triple_double as T
     rng = np.random.default_rng(9)
     x, y = _td_random(rng, 40, 20), _td_random(rng, 40, 20)
     x.i0[:] = 1.0                                   # inverses defined everywhere

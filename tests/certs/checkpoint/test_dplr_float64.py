@@ -1,5 +1,5 @@
 """DPLR modules through the layer's float64 pass (certs/checkpoint/dplr_float64.py,
-proofs/midrad_batch.md): every kernel of a module in one pass, the fixtures' float64 kernels
+proofs/layer_pass.md): every kernel of a module in one pass, the fixtures' float64 kernels
 contained, and the kernels the pass cannot take certified one at a time."""
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from .examples import example_model
 from .io.atomic import check_targets
 from .io.kernel_disks import KernelDisks, disks_of
 from .io.kernel_file import binary_name, dumps_document, kernel_document, save_kernel, save_npz
-from .io.numbers import check_number_text, json_value, parse_rational
+from .io.numbers import check_number_text, json_value, parse_number, parse_rational, short_text
 from .io.params import load_params
 from .kernel import certify_kernel
 from .progress import Progress
@@ -78,7 +78,22 @@ def _positive_number(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e) if "exponent" in str(e) or "characters" in str(e)
                                          else f"expected a number, got {text[:40]!r}") from None
     if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text[:40]}")
+        why = " as a float64 (decimals here name a float64; p/q is read exactly)" \
+            if isinstance(v, float) and v == 0 and not text.strip().startswith("-") else ""
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0{why}, got {text[:40]}")
+    return text
+
+
+def _positive_eps(text: str) -> str:
+    """An eps kept as text and read exactly later: integers, "p/q" and decimals of any
+    exponent ("1e-400" is 10^-400)."""
+    try:
+        v = parse_number(text, "value", MAX_ARG_CHARS)
+    except (ValueError, ZeroDivisionError) as e:
+        raise argparse.ArgumentTypeError(str(e) if "exponent" in str(e) or "characters" in str(e)
+                                         else f"expected a number, got {text[:40]!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text[:40]}")
     return text
 
 
@@ -132,8 +147,9 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--rank", type=_positive_int, default=None, help="rank r of the built-in model (default 1)")
     k.add_argument("-L", type=_positive_int, default=None, help="kernel length (default: the file's, else 64)")
     k.add_argument("--step", type=_positive_number, default=None, help="step size (default: the file's, else 0.01)")
-    k.add_argument("--eps", type=_positive_number, default="1e-12",
-                   help="bound on every radius: integer, p/q (exact) or decimal (default 1e-12)")
+    k.add_argument("--eps", type=_positive_eps, default="1e-12",
+                   help="bound on every radius: integer, p/q or decimal of any exponent, read exactly "
+                        "(default 1e-12)")
     k.add_argument("--mode", choices=["ball", "a-priori", "exact"], default="ball",
                    help="ball: ball arithmetic, precision raised until every radius <= eps; a-priori: a "
                         "rounded circuit with a proven error bound; exact: exact rationals (radius 0; "
@@ -185,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_lmu.add_parser(sub, _json_flag, _force_flag, _positive_int, _positive_number)
     plot.add_parser(sub)
-    model_command.add_parser(sub, _Parser, _positive_int, _positive_number)
+    model_command.add_parser(sub, _Parser, _positive_int, _positive_eps)
     cli_forward.add_parser(sub, _Parser, _positive_int, _positive_number)
     return p
 
@@ -262,8 +278,8 @@ def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: fl
     the disks' arrays: no number per entry is converted)."""
     cert = ck.certificate
     prec = cert.get("precision_bits")
-    print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={args.eps}")
-    print(f"max radius {_up(disks.max_radius())} <= eps {args.eps} (the certified disks, as --out stores "
+    print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={short_text(eps)}")
+    print(f"max radius {_up(disks.max_radius())} <= eps {short_text(eps)} (the certified disks, as --out stores "
           f"them: K_j lies within rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
           + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
     if args.npz:
@@ -292,7 +308,7 @@ def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: fl
 def cmd_kernel(args) -> int:
     _check_options(args)
     check_targets({"--out": args.out, "--npz": args.npz}, inputs=(args.params,))
-    eps = _number(args.eps)
+    eps = parse_number(args.eps, "--eps", MAX_ARG_CHARS)
     model, step, L, c_tilde = _model_and_defaults(args, eps)
     step = _number(args.step) if args.step is not None else (step if step is not None else 0.01)
     L = args.L or L or 64

@@ -1,8 +1,10 @@
 """``s4cert model FILE ...``: certify every kernel of a checkpoint (see README)."""
 from __future__ import annotations
 
+import math
 import sys
 
+from ..io.numbers import parse_number
 from ..progress import Progress
 from .layouts import DISCRETIZATIONS, TRANSFORMS
 from .model import certify_model, save_report
@@ -48,6 +50,16 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("--quiet", action="store_true", help="no progress display")
 
 
+def _float_eps(text: str) -> float:
+    """--eps read exactly, then as the float64 the model report stores (refused when that
+    float is 0 or is infinite: the bound would change)."""
+    q = parse_number(text, "--eps")
+    e = float(q) if abs(q) < 2 ** 1024 else math.inf
+    if not 0 < e < math.inf:
+        raise ValueError(f"--eps {text.strip()[:40]}: outside the float64 range the model report stores eps in")
+    return e
+
+
 def cmd_model(args, number) -> int:
     if args.key is not None and args.compare is None:
         raise ValueError("--key goes with --compare")
@@ -69,7 +81,7 @@ def cmd_model(args, number) -> int:
         width = 30
         bar = "#" * (width * done // max(total, 1))
         progress(f"[{bar:<{width}}] {done}/{total} kernels{eta}")
-    eps = None if args.eps is None else float(number(args.eps))
+    eps = None if args.eps is None else _float_eps(args.eps)
     report = certify_model(args.file, L=args.L, eps=eps, disc=args.disc, dt_transform=args.dt_transform,
                            real_transform=args.real_transform, imag_transform=args.imag_transform,
                            compare=args.compare, key=args.key, workers=args.workers,

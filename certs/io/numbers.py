@@ -85,6 +85,70 @@ def parse_rational(s: Any, what: str) -> Fraction:
         raise ValueError(f"{what}: bad number string {s[:80]!r}") from None
 
 
+def parse_number(text: str, what: str, max_chars: int = MAX_NUMBER_CHARS) -> int | Fraction:
+    """A number typed by a user, exactly: an integer, ``"p/q"`` or a decimal of any exponent
+    (``"1e-400"`` is 10^-400 exactly); length and exponent are bounded before any conversion.
+
+    >>> parse_number("1e-3", "x"), parse_number("12", "x")
+    (Fraction(1, 1000), 12)
+    """
+    t = text.strip()
+    check_number_text(t, what, max_chars)
+    if "_" in t or not t:
+        raise ValueError(f"{what}: bad number string {t[:40]!r}")
+    q = parse_rational(t, what)
+    return q.numerator if q.denominator == 1 else q
+
+
+#: the most significant digits :func:`short_text` writes as an exact decimal
+SHORT_DIGITS = 17
+
+
+def short_text(q: Fraction | int) -> str:
+    """q in a short form that reads back exactly where one exists: an integer, a decimal
+    ``m e k`` (``1e-400``, ``2.5e-13``) when q is one with at most ``SHORT_DIGITS`` digits,
+    ``p/q`` up to 40 characters; else the nearest decimal with 6 digits, marked ``~``.
+
+    >>> short_text(Fraction(1, 10**400)), short_text(Fraction(5, 2)), short_text(Fraction(1, 3))
+    ('1e-400', '2.5', '1/3')
+    """
+    q = Fraction(q)
+    if q.denominator == 1 and abs(q.numerator).bit_length() <= 60:
+        return str(q.numerator)
+    d, twos, fives = q.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d == 1:
+        k = max(twos, fives)  # q = m / 10^k exactly
+        m = q.numerator * 2 ** (k - twos) * 5 ** (k - fives)
+        while m % 10 == 0:
+            m, k = m // 10, k - 1
+        digits = str(abs(m))
+        if len(digits) <= SHORT_DIGITS:
+            return _plain_or_exp("-" if m < 0 else "", digits, len(digits) - 1 - k)
+    text = rational_string(q)
+    if len(text) <= 40:
+        return text
+    from decimal import Decimal, localcontext
+    with localcontext() as c:
+        c.prec = 6
+        return f"~{Decimal(q.numerator) / Decimal(q.denominator):.5e}"
+
+
+def _plain_or_exp(sign: str, digits: str, exp: int) -> str:
+    """sign digits × 10^(exp - len(digits) + 1): positional for exponents -4..16, else
+    scientific with one digit before the point."""
+    if -4 <= exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    if 0 <= exp < SHORT_DIGITS and len(digits) <= exp + 1:
+        return f"{sign}{digits}{'0' * (exp + 1 - len(digits))}"
+    if 0 <= exp < len(digits) - 1 and exp < SHORT_DIGITS:
+        return f"{sign}{digits[:exp + 1]}.{digits[exp + 1:]}"
+    return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{exp}"
+
+
 # -- exact arb balls ---------------------------------------------------------------------
 
 def _fq(q: Fraction) -> fmpq:

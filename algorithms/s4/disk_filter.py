@@ -8,7 +8,7 @@ The stages of ``s4.filter.filter_kernel`` on disk arrays (``proofs/disk_filter.m
 3. per root, W = I + beta T inverted by Gauss-Jordan on disks, then H
    (``transfer_disks``); H(-1) = (step/2) C~* B from the set-up;
 4. the inverse DFT of H, with a rigorous bound;
-5. the bounds b and w of the filter constants (``midrad_bounds.constant_bounds``).
+5. the bounds b and w of the filter constants (``constants.constant_bounds``).
 
 A disk class is used only through its proved operations (exact, add, sub, neg, mul, scale,
 inv, abs_upper, abs_lower, mid_complex, mid_abs1, set_point, indexing, ``rad``) and through
@@ -45,7 +45,7 @@ from ..result import OK, Result, Status, undecided
 from . import correction
 from .dplr import DPLR, check_length
 from .filter import setup
-from .midrad_bounds import constant_bounds
+from .constants import constant_bounds
 from .midrad_idft import bit_reverse
 
 #: (root, pole) pairs per block of the generic Cauchy sums: the block's disks stay a few MB

@@ -44,7 +44,7 @@ from ..result import Result
 from . import cauchy_f64_rows
 from .disk_filter import (SumsInput, disk_setup, filter_kernel_disks, register,  # noqa: F401 (re-exported)
                           transfer_disks, transfer_generic)
-from .midrad_bounds import Bound
+from .constants import Bound
 from .midrad_idft import bit_reverse, idft_midrad, idft_midrad_rows  # noqa: F401 (the transform, re-exported)
 from .midrad_quotient import (applies as quotient_applies, betas, quotient_pays, quotient_transfer, quotient_weights)
 

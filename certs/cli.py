@@ -5,7 +5,7 @@
                   [--out FILE.json|FILE.npz] [--npz FILE.npz] [--json] [--force]
     s4cert audit FILE.json|FILE.npz [--json]
     s4cert compare FILE.json|FILE.npz OTHER.npy|.npz [--key K] [--no-tighten] [--json]
-    s4cert count -N 16,64,256 -L 256,4096 [--json] [--force]
+    s4cert count -N 16,64,256 -L 256,4096 [--eps E1,E2] [--cauchy tree|fast|direct] [--json] [--plot FIG.png]
     s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
     s4cert lmu-audit --checkpoint FILE [--theta T] [--length L] [--kernels K.npz] [--out R.json] [--json]
     s4cert plot FILE.json|FILE.npz [--compare OTHER.npy|.npz] -o FIG.png
@@ -32,10 +32,9 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_compare, cli_forward, cli_lmu, limits, plot
+from . import cli_compare, cli_count, cli_forward, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
-from .counts import count_filter
 from .errors import CertificationError
 from .examples import example_model
 from .io.atomic import check_targets
@@ -191,13 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_compare.add_parser(sub, _json_flag)
 
-    n = sub.add_parser("count", help="operation and peak-word counts of the filter")
-    n.add_argument("-N", type=_int_list, default=[16, 64], help="state sizes, comma-separated (default 16,64)")
-    n.add_argument("-L", type=_int_list, default=[256, 1024], help="lengths, comma-separated (default 256,1024)")
-    n.add_argument("--rank", type=_positive_int, default=1, help="rank r of the model (default 1)")
-    _json_flag(n)
-    _force_flag(n)
-    n.add_argument("--quiet", action="store_true", help="no progress display")
+    cli_count.add_parser(sub, _json_flag, _force_flag, _positive_int, _int_list)
 
     cli_lmu.add_parser(sub, _json_flag, _force_flag, _positive_int, _positive_number)
     plot.add_parser(sub)
@@ -371,32 +364,6 @@ def cmd_audit(args) -> int:
     return 1
 
 
-# -- count ---------------------------------------------------------------------------
-
-def cmd_count(args) -> int:
-    est = limits.count_estimate(args.N, args.L)
-    limits.check(est, args.force)
-    progress = Progress(enabled=not (args.quiet or args.json))
-    rows = []
-    if not args.json:
-        print(f"{'N':>6} {'L':>7} {'ops':>12} {'ops/((N+L)lg2^2(N+L))':>22} {'peak words':>11} {'peak/(N+L)':>10}")
-    try:
-        for N in args.N:
-            for L in args.L:
-                progress(f"counting N={N} L={L}")
-                c = count_filter(N, L, r=args.rank)
-                s = N + L
-                rows.append({"N": N, "L": L, **c})
-                if not args.json:
-                    print(f"{N:>6} {L:>7} {c['ops']:>12} {c['ops'] / (s * math.log2(s) ** 2):>22.3f} "
-                          f"{c['peak_words']:>11} {c['peak_words'] / s:>10.2f}")
-    finally:
-        progress.done()
-    if args.json:
-        _print_json({"rank": args.rank, "rows": rows})
-    return 0
-
-
 # -- lmu-audit ------------------------------------------------------------------------
 
 def cmd_lmu_audit(args) -> int:
@@ -409,7 +376,8 @@ def cmd_model(args) -> int:
     return model_command.cmd_model(args, _number)
 
 
-COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cli_compare.cmd_compare, "count": cmd_count,
+COMMANDS = {"kernel": cmd_kernel, "audit": cmd_audit, "compare": cli_compare.cmd_compare,
+            "count": lambda args: cli_count.cmd_count(args, _print_json),
             "lmu-audit": cmd_lmu_audit, "plot": plot.cmd_plot, "model": cmd_model,
             "forward": lambda args: cli_forward.cmd_forward(args, _number)}
 

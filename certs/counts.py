@@ -8,6 +8,7 @@ kernel records (``kernel_counts``) and the scaling tables.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,23 +48,92 @@ def count_cauchy(n: int, M: int, seed: int = 0) -> dict:
     return C.summary()
 
 
-def count_filter(N: int, L: int, r: int = 1, step: float = 1.0, seed: int = 0) -> dict:
-    """Counts of ``filter_kernel`` for a stable model of size N, length L, with C~
-    supplied (the theorem counts the filter apart from forming C~); the summary of
-    :class:`arith.Counting`, as for :func:`count_cauchy`."""
+def count_model(N: int, r: int = 1, step: float = 1.0, seed: int = 0) -> tuple[DPLR, float, list]:
+    """(model, step, C~) of the counts: a stable model of size N and rank r whose filter
+    poles are :func:`_poles` (N a power of two), and a random supplied C~."""
     g = np.random.default_rng(seed)
     a = 2.0 / step
     mu = _poles(N)
     lam = a * (1 - mu) / (1 + mu)  # so that the filter's poles are mu (Re lambda < 0)
     P = (g.standard_normal((N, r)) + 1j * g.standard_normal((N, r))) / math.sqrt(N)
     m = DPLR(lam, P, g.standard_normal(N), g.standard_normal(N))
-    ct = [complex(v) for v in g.standard_normal(N)]
+    return m, step, [complex(v) for v in g.standard_normal(N)]
+
+
+def count_filter(N: int, L: int, r: int = 1, step: float = 1.0, seed: int = 0) -> dict:
+    """Counts of ``filter_kernel`` for the model of :func:`count_model`, length L, with C~
+    supplied (the theorem counts the filter apart from forming C~); the summary of
+    :class:`arith.Counting`, as for :func:`count_cauchy`."""
+    m, step, ct = count_model(N, r, step, seed)
+    return count_run(m, step, L, ct, "tree", None)[0]
+
+
+def count_run(model: DPLR, step: Any, L: int, c_tilde: list, cauchy: str, sum_eps: float | None,
+              exceptional: list[int] | None = None) -> tuple[dict, dict]:
+    """(Counting's summary, the route's info) of ``filter_kernel`` over
+    Counting(Float64Field()) on the Cauchy route ``cauchy`` (for "fast", each sum to
+    relative accuracy ``sum_eps``).  RuntimeError when the run does not return ok."""
     C = Counting(Float64Field())
     C.reset()
-    res = filter_kernel(C, m, step, L, c_tilde=ct)
+    res = filter_kernel(C, model, step, L, c_tilde=c_tilde, exceptional=exceptional, cauchy=cauchy,
+                        cauchy_eps=sum_eps if cauchy == "fast" else None)
     if not res.ok:
         raise RuntimeError(f"filter_kernel returned {res.status}")
-    return C.summary()
+    return C.summary(), res.info["cauchy"]
+
+
+#: the kernel-level keys of a row of :func:`count_rows` (the ``s4cert count --json`` rows)
+ROW_KEYS = ("N", "L", "eps", "cauchy", "rank", "kappa", "ops", "add", "mul", "div", "zero_test", "conj",
+            "word_reads", "word_writes", "peak_words", "norm_exact", "norm_eps", "norm_words")
+#: the arcs' per-sum accuracy is eps / kappa, not below this (the ball run's floor)
+SUM_EPS_FLOOR = 1e-300
+
+
+def model_kappa(model: DPLR, step: Any, L: int, c_tilde: list, max_prec: int = 1 << 12) -> float:
+    """kappa = 64 r w^2 (b+1)^2 s of the model on the grid of L, certified from a ball run
+    of the filter (``constants.filter_constants``).  RuntimeError if the run fails."""
+    from flint import ctx
+
+    from . import routing
+    from .ball_run import ball_filter
+    from .constants import filter_constants
+
+    exceptional = routing.exact_partition(model, step) if routing.step_is_exact(step) else None
+    exact = routing.exact_inputs(model, step, c_tilde)
+    run = ball_filter(model, step, L, Fraction(1, 2**20), c_tilde, exceptional, exact, max_prec,
+                      lambda msg: None, "auto")
+    if run.status != "ok":
+        raise RuntimeError(f"kappa: the ball run stopped: {run.status} {run.reason}")
+    with ctx.workprec(run.F.prec):
+        return float(filter_constants(run.F, run.result.info, model.r)["kappa"])
+
+
+def count_rows(model: DPLR, step: Any, L: int, c_tilde: list, eps_list: list[float], cauchy: str,
+               kappa: float) -> list[dict]:
+    """One row per eps: the filter counted as it runs on route ``cauchy`` (the arcs with
+    each sum to eps/kappa; the exact routes ignore eps), with :data:`ROW_KEYS` and, for
+    the arcs, ``orders`` (their measured truncation orders p, p0 and the per-sum
+    accuracy)."""
+    from .count_fit import norm_eps, norm_exact, norm_words
+
+    if cauchy not in ("tree", "fast", "direct"):
+        raise ValueError(f"cauchy must be tree, fast or direct, got {cauchy!r}")
+    rows = []
+    size = model.N + L
+    for eps in eps_list:
+        if not 0 < eps <= 0.5:
+            raise ValueError(f"eps must lie in (0, 1/2], got {eps!r}")
+        sum_eps = max(eps / kappa, SUM_EPS_FLOOR) if cauchy == "fast" else None
+        c, info = count_run(model, step, L, c_tilde, cauchy, sum_eps)
+        row = {"N": model.N, "L": L, "eps": eps, "cauchy": cauchy, "rank": model.r, "kappa": kappa,
+               **{k: c[k] for k in ("ops", "add", "mul", "div", "zero_test", "conj", "word_reads",
+                                    "word_writes", "peak_words")},
+               "norm_exact": norm_exact(c["ops"], size), "norm_eps": norm_eps(c["ops"], size, kappa, eps),
+               "norm_words": norm_words(c["peak_words"], size)}
+        if cauchy == "fast":
+            row["orders"] = {"p": info["fast"]["p"], "p0": info["fast"]["p0"], "sum_eps": sum_eps}
+        rows.append(row)
+    return rows
 
 
 @dataclass

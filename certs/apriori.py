@@ -31,6 +31,7 @@ from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.filter import FILTER_VERSION, filter_kernel
 from ..algorithms.s4.exact_route import exact_c_tilde
 from ..arith import BallField, trace
+from ..arith.tracing import GATES, Tracing, _Node
 from ..arith.circuit_split import plan_split, run_split
 from ..arith.fixed_point import ShiftRoundedField
 from ..arith.ball import float_upper
@@ -273,3 +274,101 @@ def _replace_c_tilde(inputs: list, old: list, new: list, n: int) -> list:
     """Swap the traced C~ balls for tighter ones (same objects, same positions)."""
     ids = {id(x): i for i, x in enumerate(old)}
     return [new[ids[id(x)]] if id(x) in ids else x for x in inputs]
+
+
+# -- the certificate alone: the circuit traced and bounded as it runs, never stored ----------
+
+class BoundingTracer(Tracing):
+    """Tracing over ``BallField(prec)`` that keeps no instructions: it counts the gates
+    (T0, and the products and quotients) and folds every node's value into V0 (the
+    largest upper bound of |node|) and every divisor's into D0 (the least lower bound), as
+    :func:`circuit_bounds` does on the stored circuit, each bound at 64 bits.  Memory is
+    the algorithm's own live values.  ``ok`` turns False at a non-finite node or a divisor
+    not certainly nonzero; ``decisions`` keeps the zero tests' outcomes."""
+
+    def __init__(self, prec: int):
+        super().__init__(BallField(prec))
+        self.nodes = 0
+        self.gates = 0
+        self.ops = {"mul": 0, "div": 0}
+        self.V0 = arb(1)
+        self.D0 = arb(1)
+        self.ok = True
+
+    def _new(self, ins: tuple, v: Any) -> _Node:
+        kind = ins[0]
+        if kind in GATES:
+            self.gates += 1
+            if kind in self.ops:
+                self.ops[kind] += 1
+        if self.ok:
+            if not v.is_finite():
+                self.ok = False
+            else:
+                with ctx.workprec(64):
+                    up = abs(v).upper()
+                    if not self.V0 >= up:
+                        self.V0 = up
+        self.nodes += 1
+        return _Node(self.nodes - 1, v)
+
+    def div(self, a, b):
+        if self.ok:
+            with ctx.workprec(64):
+                lo = abs(b.v).lower()
+                if not lo > 0:
+                    self.ok = False
+                elif not self.D0 <= lo:
+                    self.D0 = lo
+        return super().div(a, b)
+
+
+def bounded_trace(model, step, L: int, ct: list, exceptional: list[int], route: str, prec: int,
+                  max_prec: int) -> tuple[int, dict, Fraction, Fraction]:
+    """(T0, products and quotients, V0, D0) of the filter's circuit on ``route``, traced
+    at ``prec`` bits and bounded as it runs (:class:`BoundingTracer`); the precision
+    doubles while a divisor is not certainly nonzero (the zero tests must come out as at
+    the first trace, so the circuit is the same).  CertificationError when the trace
+    fails or the precision passes ``max_prec``."""
+    first = None
+    while True:
+        T = BoundingTracer(prec)
+        res = filter_kernel(T, model, step, L, c_tilde=ct, exceptional=exceptional, cauchy=route)
+        if res.status != "ok":
+            raise CertificationError(f"traced filter ({route} Cauchy sums) returned {res.status}")
+        outcomes = [t for _, t in T.circuit.decisions]
+        if first is None:
+            first = outcomes
+        elif outcomes != first:
+            raise CertificationError(f"a-priori: the {route} circuit's zero tests changed with the precision")
+        if T.ok:
+            return T.gates, T.ops, arb_point(T.V0.mid()), arb_point(T.D0.mid())
+        if 2 * prec > max_prec:
+            raise CertificationError(f"a-priori: a divisor of the circuit is not certainly nonzero at {prec} bits")
+        prec *= 2
+
+
+def apriori_certificate(model, step, L: int, eps: Fraction, c_tilde: Any, exceptional: list[int], F: BallField,
+                        limit: int, progress: Callable[[str], None]) -> dict:
+    """The certificate :func:`apriori_kernel` would use (the same route choice, T0, V0, D0,
+    K0 and u) without storing or running the circuit: each route traced once and bounded
+    as it runs.  Keys: ``T0``, ``V0``, ``D0``, ``log2_K0``, ``log2_u``, ``precision_bits``,
+    ``circuit_cauchy``, ``filter_version``, ``routes`` (each route's T0 and bits)."""
+    M = 1 << max(0, (L - 1).bit_length())
+    ct = c_tilde if c_tilde is not None else _ball_c_tilde(model, step, M, F.prec)
+    found, why, routes = [], [], {}
+    for route in CIRCUIT_ROUTES:
+        progress(f"tracing and bounding the filter ({route} Cauchy sums)")
+        try:
+            T0, ops, V0, D0 = bounded_trace(model, step, L, ct, exceptional, route, F.prec, 1 << 20)
+        except CertificationError as e:
+            why.append(f"{route} Cauchy sums: {e}")
+            continue
+        k, log2_K0 = required_bits(T0, V0, D0, eps)
+        routes[route] = {"T0": T0, "precision_bits": k}
+        found.append(((k > limit, (ops["mul"] + 3 * ops["div"]) * k), route, T0, V0, D0, k, log2_K0))
+    if not found:
+        raise CertificationError("a-priori: " + "; ".join(why))
+    route, T0, V0, D0, k, log2_K0 = min(found, key=lambda c: c[0])[1:]
+    return {"T0": T0, "V0": str(V0), "D0": str(D0), "log2_K0": log2_K0, "log2_u": -k, "precision_bits": k,
+            "circuit_cauchy": route, "filter_version": FILTER_VERSION, "routes": routes}

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_compare, cli_count, cli_forward, cli_lmu, limits, plot
+from . import cli_certificate, cli_compare, cli_count, cli_forward, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .errors import CertificationError
@@ -173,6 +173,7 @@ def _kernel_parser(sub) -> None:
                         "triple-double (about 1e-43 max|K|) disks, refused when their radii miss eps; "
                         "ball arithmetic; or auto: those disks in that order, each where it can reach "
                         "eps, then balls (default auto)")
+    cli_certificate.add_flag(k)
     _json_flag(k)
     k.add_argument("--quiet", action="store_true", help="no progress display and no estimate")
 
@@ -300,6 +301,8 @@ def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: fl
 
 def cmd_kernel(args) -> int:
     _check_options(args)
+    if args.certificate_only:
+        return cli_certificate.cmd_certificate(args, _number, _model_and_defaults, _print_json)
     check_targets({"--out": args.out, "--npz": args.npz}, inputs=(args.params,))
     eps = parse_number(args.eps, "--eps", MAX_ARG_CHARS)
     model, step, L, c_tilde = _model_and_defaults(args, eps)

@@ -32,6 +32,7 @@ from .checkpoint.reader import read_checkpoint
 from .checkpoint.runner import npz_bytes
 from .errors import CertificationError
 from .forward_conv import Disks, causal_conv
+from . import forward_fft
 from .forward_input import read_input
 from ..arith.midrad import U, up
 from .forward_layers import activation, layer_norm, linear
@@ -71,6 +72,8 @@ class ForwardReport:
     compare: dict | None = None
     #: per array certified in balls: its lossless midpoint and radius strings and largest radius
     exact: dict = field(default_factory=dict)
+    #: per causal convolution of the last round: the route that ran (FFT or direct sums) and why
+    convolution: list = field(default_factory=list)
 
     def max_rad(self, name: str) -> float:
         """The largest radius of an array (of its lossless enclosures when it has them)."""
@@ -95,6 +98,7 @@ class ForwardReport:
                 "outputs": {n: {"shape": list(d.shape), "max_rad": self.max_rad(n), "eps": self.eps[n],
                                 "arithmetic": "ball" if n in self.exact else "float64"}
                             for n, d in self.outputs.items()},
+                "convolution": self.convolution,
                 **({"compare": self.compare} if self.compare is not None else {})}
 
     def save(self, outputs: str | None = None, report: str | None = None) -> None:
@@ -160,6 +164,19 @@ class Float64Ops:
 
     swap = staticmethod(lambda d: _swap(d))
     add = staticmethod(lambda a, b: _add(a, b))
+
+
+CONVOLUTIONS = ("auto", "fft", "direct")
+
+
+def _float64_ops(eps: float | None, convolution: str) -> type:
+    """``Float64Ops`` with the convolution chosen by ``forward_fft.convolve``: the cheaper of
+    the FFT and the direct sums, the FFT kept where its radius meets ``eps`` (absolute) or
+    the default ``DEFAULT_REL_EPS`` of the SSM part's largest |midpoint|."""
+    def causal(K, D, v, progress=None):
+        return forward_fft.convolve(K, D, v, progress, rel=DEFAULT_REL_EPS, eps=eps, route=convolution)
+
+    return type("Float64OpsChosen", (Float64Ops,), {"causal": staticmethod(causal)})
 
 
 def _convolution(K, block: Block, v, progress: Callable[[str], None] | None, ops=Float64Ops):
@@ -233,7 +250,7 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
                     disc: str | None = None, dt_transform: str | None = None, real_transform: str | None = None,
                     imag_transform: str | None = None, compare: Any = None, compare_key: str | None = None,
                     against: str = "output", tighten: bool = True,
-                    progress: Callable[[str], None] | None = None) -> ForwardReport:
+                    progress: Callable[[str], None] | None = None, convolution: str = "auto") -> ForwardReport:
     """Certify what the checkpoint at ``path`` computes on the input ``u`` (an array, or an
     .npz/.npy file with ``key``): disks of the model's output (``part`` "model" or "both")
     and of every kernel module's SSM part (``<prefix>.ssm``; "ssm" or "both").
@@ -244,7 +261,10 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
     ``eps``: an absolute bound on every radius (default ``1e-13 max|y|`` per array).
     ``compare`` (array or file, ``compare_key``) adds certified intervals for
     ``max|other - y|``, ``max|y|`` and their ratio, for ``against`` "output" or "ssm"; with
-    ``tighten`` the radius is brought within 1/100 of the error first.  ValueError for bad
+    ``tighten`` the radius is brought within 1/100 of the error first.  ``convolution``:
+    "auto" (the FFT or the direct sums by cost, the direct sums where the FFT's radius misses
+    eps: ``forward_fft.convolve``), "fft" or "direct"; the report's ``convolution`` records
+    which ran.  ValueError for bad
     input or an unsupported module; CertificationError when a radius cannot meet eps (after
     the pass in balls, for an eps below what float64 disks hold).
     """
@@ -252,6 +272,8 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         raise ValueError(f"part must be one of {', '.join(PARTS)}; got {part!r}")
     if against not in ("output", "ssm"):
         raise ValueError(f"against must be output or ssm; got {against!r}")
+    if convolution not in CONVOLUTIONS:
+        raise ValueError(f"convolution must be one of {', '.join(CONVOLUTIONS)}; got {convolution!r}")
     if eps is not None and not (float(eps) > 0 and math.isfinite(float(eps))):
         raise ValueError(f"eps must be a positive finite number, got {eps!r}")
     ck = read_checkpoint(path)
@@ -281,7 +303,10 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         kernels = rep.kernels
         if progress:
             progress(f"kernels certified (L = {lk}); convolution")
-        found = run_plan(plan, {k.prefix: Disks(k.mid, k.rad) for k in kernels}, x, through, progress)
+        forward_fft.ROUTES.clear()
+        found = run_plan(plan, {k.prefix: Disks(k.mid, k.rad) for k in kernels}, x, through, progress,
+                         _float64_ops(None if eps is None else float(eps), convolution))
+        routes = list(forward_fft.ROUTES)
         outputs = {n: _layout(found[n], n, plan, steps) for n in names}
         targets = _targets(outputs, None if eps is None else float(eps), names)
         wanted = dict(targets)
@@ -297,7 +322,7 @@ def certify_forward(path: Any, u: Any, *, key: str | None = None, steps: bool = 
         eps_k = kmax / (4 * ratio)
     report = ForwardReport(str(path), plan, "steps" if steps else "convolution", part, outputs, targets, kernels,
                            {"key": key, "l_kernel": lk, "eps": None if eps is None else float(eps),
-                            **settings, "activation": activation})
+                            **settings, "activation": activation}, convolution=routes)
     below = [n for n in targets if not outputs[n].max_rad() <= targets[n]
              and targets[n] < _FLOOR * float(np.max(np.abs(outputs[n].mid), initial=0.0))]
     if below:

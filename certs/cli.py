@@ -32,7 +32,7 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_certificate, cli_compare, cli_count, cli_forward, cli_lmu, limits, plot
+from . import cli_certificate, cli_compare, cli_count, cli_files, cli_forward, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .errors import CertificationError
@@ -217,7 +217,10 @@ def _number(text: str | None):
 
 def _check_options(args) -> None:
     """Exit 2 for options that the chosen model would ignore."""
-    conflicts = [(args.theta is not None and args.hippo != "legt", "--theta applies to --hippo legt only"),
+    conflicts = [(args.mode == "exact" and args.hippo,
+                  "--mode exact --hippo: the HiPPO model is certified as balls; exact mode needs exact "
+                  "inputs: use --params with rational entries, or ball mode"),
+                 (args.theta is not None and args.hippo != "legt", "--theta applies to --hippo legt only"),
                  (args.N is not None and args.params, "-N conflicts with --params (the file sets the state size)"),
                  (args.conj_pairs and not args.params, "--conj-pairs applies to --params only"),
                  (args.rank is not None and (args.hippo or args.params),
@@ -290,7 +293,7 @@ def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: fl
         print(f"counts: {c['ops']} ops (add {c['add']}, mul {c['mul']}, div {c['div']}, zero tests {c['zero_test']}, "
               f"conj {c['conj']}), word reads {c['word_reads']}, writes {c['word_writes']}, peak words {c['peak_words']}")
     else:
-        print(f"counts: not measured ({c.get('reason')})")
+        print(f"counts: not measured ({cli_files.with_flags(str(c.get('reason')))})")
     for j in range(min(SHOWN_VALUES, L)):
         z, r = disks.entry(j)
         print(f"K[{j}] = {z.real:.15e} {'-' if z.imag < 0 else '+'} {abs(z.imag):.15e}i  (radius {_up(r, 2)})")
@@ -317,7 +320,7 @@ def cmd_kernel(args) -> int:
                             arithmetic=args.arithmetic, progress=progress, exact_route=args.exact_route)
     except CertificationError as e:
         progress.done()
-        print(f"s4cert: not certified: {e}", file=sys.stderr)
+        print(f"s4cert: not certified: {cli_files.with_flags(str(e), args.max_prec)}", file=sys.stderr)
         return 1
     finally:
         progress.done()
@@ -391,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["kernel"])
     try:
+        cli_files.check_output_suffixes(args.command, args)
+        cli_files.refuse_s4cert_file(args.command, args)
         return COMMANDS[args.command](args)
     except (UsageError, ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
             zipfile.BadZipFile, zlib.error, plot.MissingExtra) as e:

@@ -104,7 +104,7 @@ def read_other(other: Any, key: str | None) -> np.ndarray:
                 names = list(z.files)
                 if key is None:
                     if len(names) != 1:
-                        raise ValueError(f"{path} holds arrays {names}: choose one with key")
+                        raise ValueError(f"{path} holds arrays {names}: choose one with key= in Python, --key on the command line")
                     key = names[0]
                 if key not in names:
                     raise ValueError(f"{path}: no array {key!r} (it holds {names})")

@@ -1,14 +1,20 @@
 """``s4cert model FILE ...``: certify every kernel of a checkpoint (see README)."""
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 
 from ..io.numbers import parse_number
 from ..progress import Progress
+from ..cli_files import with_flags
 from .layouts import DISCRETIZATIONS, TRANSFORMS
 from .model import certify_model, save_report
 from .tighten import tightened_line
+
+
+#: the precision limit of ``s4cert model`` (certify_model's default)
+MODEL_MAX_PREC = inspect.signature(certify_model).parameters["max_prec"].default
 
 
 def add_parser(sub, parser_class, positive_int, positive_number) -> None:
@@ -47,6 +53,9 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("--arithmetic", choices=("auto", "ball"), default="auto",
                    help="auto: float64 disks first for diagonal kernels, balls where they miss eps; "
                         "ball: balls only")
+    m.add_argument("--max-prec", type=positive_int, default=MODEL_MAX_PREC,
+                   help=f"ball precision limit in bits (default {MODEL_MAX_PREC}, certify_model's; "
+                        "s4cert kernel's is 65536)")
     m.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -86,7 +95,7 @@ def cmd_model(args, number) -> int:
                            real_transform=args.real_transform, imag_transform=args.imag_transform,
                            compare=args.compare, key=args.key, workers=args.workers,
                            scheduler=args.scheduler, out_dir=args.out_dir, arithmetic=args.arithmetic,
-                           tighten=not args.no_tighten, progress=show)
+                           tighten=not args.no_tighten, progress=show, max_prec=args.max_prec)
     progress.done()
     if args.out_dir is not None and report.tasks.get("reused"):
         print(f"s4cert: reused {report.tasks['reused']} finished group(s) from {args.out_dir}, "
@@ -109,6 +118,6 @@ def cmd_model(args, number) -> int:
                 (lo, hi), (rlo, rhi) = k.info["compare"]["max_error"], k.info["compare"]["relative"]
                 line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}], relative to max|K| in [{rlo:.6e}, {rhi:.6e}]"
         else:
-            line += f"not certified: {k.reason}"
+            line += f"not certified: {with_flags(str(k.reason), args.max_prec)}"
         print(line)
     return 0 if report.ok else 1

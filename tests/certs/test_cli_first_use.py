@@ -68,3 +68,72 @@ def test_step_decimals_still_name_a_float_and_refuse_one_below_its_range():
 def test_model_eps_below_the_float_range_names_the_flag(tmp_path):
     line = one_line_error(s4cert("model", str(tmp_path / "none.npz"), "--eps", "1e-400"))
     assert "--eps 1e-400" in line and "float64" in line
+
+
+# -- messages that name the flag or the file kind -------------------------------------
+
+DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "s4-checkpoints"
+
+
+def test_exact_mode_on_a_hippo_model_says_what_to_do():
+    line = one_line_error(s4cert("kernel", "--mode", "exact", "--hippo", "legs", "-N", "4", "-L", "4"))
+    assert "--mode exact --hippo" in line and "--params" in line and "ball mode" in line
+    assert "estimate" not in line
+
+
+def test_kernel_precision_limit_names_max_prec():
+    p = s4cert("kernel", "-N", "4", "-L", "8", "--eps", "1e-300", "--max-prec", "128", "--arithmetic", "ball",
+               "--quiet")
+    line = one_line_error(p, 1)
+    assert "raise --max-prec (now 128 bits)" in line
+
+
+def test_counts_not_measured_names_the_flag():
+    p = s4cert("kernel", "-N", "4", "-L", "5000", "--quiet")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "counts: not measured (N + L > 4096; --counts measures them)" in p.stdout
+
+
+def test_model_max_prec_is_passed_on_and_named():
+    ckpt = str(DATA / "a05_s4d_minimal.pt")
+    low = s4cert("model", ckpt, "-L", "16", "--eps", "1e-200", "--max-prec", "100", "--quiet")
+    assert low.returncode == 1 and "precision limit of 100 bits; raise --max-prec" in low.stdout, low.stdout
+    ok = s4cert("model", ckpt, "-L", "16", "--eps", "1e-200", "--max-prec", "1000", "--quiet")
+    assert ok.returncode == 0 and "status ok" in ok.stdout, ok.stdout + ok.stderr[-2000:]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_model_on_a_kernel_file_names_the_kind_and_the_command(tmp_path, suffix):
+    k = tmp_path / f"k{suffix}"
+    assert s4cert("kernel", "-N", "2", "-L", "4", "--quiet", "--out", str(k)).returncode == 0
+    line = one_line_error(s4cert("model", str(k)))
+    assert "an s4cert kernel file" in line and "not a checkpoint" in line and f"s4cert audit {k}" in line
+
+
+def test_model_on_its_own_report_says_so(tmp_path):
+    report = tmp_path / "r.json"
+    p = s4cert("model", str(DATA / "a05_s4d_minimal.pt"), "-L", "16", "--quiet", "--out", str(report))
+    assert p.returncode == 0, p.stderr[-2000:]
+    line = one_line_error(s4cert("model", str(report)))
+    assert "an s4cert model report" in line and "give the checkpoint" in line
+
+
+@pytest.mark.parametrize("command, option, name", [
+    (["kernel", "-N", "2", "-L", "4"], "--out", "k.npy"), (["kernel", "-N", "2", "-L", "4"], "--npz", "k.json"),
+    (["model", "MISSING.pt"], "--out", "r.npz"), (["model", "MISSING.pt"], "--kernels", "k.json"),
+    (["lmu-audit", "--checkpoint", "MISSING.pt"], "--out", "r.npz"),
+    (["forward", "MISSING.pt", "--input", "u.npy"], "--out", "r.npz")])
+def test_an_output_name_of_another_format_is_refused_before_any_work(tmp_path, command, option, name):
+    target = tmp_path / name
+    line = one_line_error(s4cert(*command, option, str(target), cwd=tmp_path))
+    assert line.startswith(f"s4cert: error: {option} {target}: {option} writes") and "not ." in line
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_compare_on_an_npz_of_several_arrays_names_key(tmp_path):
+    import numpy as np
+    k = tmp_path / "k.json"
+    assert s4cert("kernel", "-N", "2", "-L", "4", "--quiet", "--out", str(k)).returncode == 0
+    np.savez(tmp_path / "o.npz", a=np.zeros(4), b=np.ones(4))
+    line = one_line_error(s4cert("compare", str(k), str(tmp_path / "o.npz")))
+    assert "--key" in line and "'a'" in line and "'b'" in line

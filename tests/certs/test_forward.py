@@ -467,3 +467,172 @@ def test_cli_refusals_are_one_line(tmp_path):
     with np.load(tmp_path / "y.npz") as z:
         assert {"output.mid_exact", "output.rad_exact", "kernel.ssm.mid_exact"} <= set(z.files)
         assert max(Fraction(r) for r in z["output.rad_exact"].reshape(-1)) <= Fraction(1e-30)
+
+
+# -- the FFT convolution (certs/forward_fft.py; proofs/outputs.md, section 7) ---------------
+
+def _scaled(x: float) -> int:
+    """x * 2^1100 exactly (every float is a multiple of 2^-1074)."""
+    f = Fraction(float(x))
+    return f.numerator * (2 ** 1100 // f.denominator)
+
+
+def _exact_causal(K: np.ndarray, D: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The exact causal sums plus D v, times 2^2200, as Python integers (B, C, H, T): FLINT's
+    exact integer polynomial products of the scaled rows."""
+    from flint import fmpz_poly
+    (C, H, _), (B, _, T) = K.shape, v.shape
+    out = np.empty((B, C, H, T), dtype=object)
+    for b in range(B):
+        for c in range(C):
+            for h in range(H):
+                p = (fmpz_poly([_scaled(a) for a in K[c, h]]) * fmpz_poly([_scaled(a) for a in v[b, h]])).coeffs()
+                p = [int(x) for x in p] + [0] * T
+                d = _scaled(D[c, h])
+                for t in range(T):
+                    out[b, c, h, t] = p[t] + d * _scaled(v[b, h, t])
+    return out
+
+
+def _contained(exact: np.ndarray, y: Disks) -> int:
+    """How many entries of ``exact`` (scaled by 2^2200) lie in the disks; asserts all do."""
+    n = 0
+    for idx in np.ndindex(exact.shape):
+        assert abs(exact[idx] - _scaled(y.mid[idx]) * 2 ** 1100) <= _scaled(y.rad[idx]) * 2 ** 1100, idx
+        n += 1
+    return n
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 8), st.integers(1, 12), magnitudes, magnitudes,
+       st.booleans())
+def test_the_fft_convolution_contains_every_point_of_its_disks(seed, Lk, T, ks, vs, cancel):
+    """Red team for the FFT route: wide magnitudes (2^-380 to 2^380, and both within a row),
+    cancellation, radii on both operands, kernels longer than the input; the exact
+    convolution at the disks' corners lies in the output disks."""
+    from s4cert.certs.forward_fft import fft_conv
+    rng = np.random.default_rng(seed)
+    K = rng.standard_normal((2, 2, Lk)) * ks
+    K[1] *= 2.0 ** rng.integers(-12, 12, (2, Lk))
+    if cancel:
+        K[..., 1::2] = -K[..., ::2][..., :K[..., 1::2].shape[-1]] * (1 + 2.0 ** -40)
+    v = rng.standard_normal((1, 2, T)) * vs
+    kr = np.abs(K) * rng.choice([0.0, 1e-10], K.shape)
+    vr = np.abs(v) * rng.choice([0.0, 1e-12], v.shape)
+    D = rng.standard_normal((2, 2))
+    out = fft_conv(Disks(K, kr), D, Disks(v, vr))
+    certified = 0
+    for sk in (-1, 1):
+        for sv in (-1, 1):
+            Kc = [[[Fraction(K[c, h, j]) + sk * Fraction(kr[c, h, j]) for j in range(Lk)] for h in range(2)]
+                  for c in range(2)]
+            for c in range(2):
+                for h in range(2):
+                    for t in range(T):
+                        e = Fraction(D[c, h]) * (Fraction(v[0, h, t]) + sv * Fraction(vr[0, h, t]))
+                        for j in range(min(Lk, t + 1)):
+                            e += Kc[c][h][j] * (Fraction(v[0, h, t - j]) + sv * Fraction(vr[0, h, t - j]))
+                        assert abs(e - Fraction(float(out.mid[0, c, h, t]))) <= Fraction(float(out.rad[0, c, h, t]))
+                        certified += 1
+    assert certified == 16 * T
+
+
+def _stress(kind: str, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kernels (1, 2, 300) and inputs (2, 2, 400): decaying S4-like kernels, entries from
+    1e-30 to 1e30 within a row, a cancelling kernel on a constant input, or 2^380 / 2^-380."""
+    j = np.arange(300)
+    K = rng.standard_normal((1, 2, 300)) * np.exp(-j / 60)
+    v = rng.standard_normal((2, 2, 400))
+    if kind == "wide":
+        K *= 10.0 ** rng.integers(-30, 30, K.shape)
+        v *= 10.0 ** rng.integers(-30, 30, v.shape)
+    elif kind == "cancel":
+        K[..., 1::2] = -K[..., ::2] * (1 + 2.0 ** -45)
+        v[:] = 3.0
+    elif kind == "extreme":
+        K *= 2.0 ** 380
+        v *= 2.0 ** -380
+    return K, rng.standard_normal((1, 2)), v
+
+
+@pytest.mark.parametrize("kind", ["s4", "wide", "cancel", "extreme"])
+def test_the_fft_convolution_against_exact_polynomial_products(kind):
+    """At T = 400, l_kernel = 300 (M = 1024): every entry of the FFT route's disks holds the
+    exact sums (FLINT's integer polynomial products); on the S4-like kernels its radius is
+    within the default eps of 1e-13 max|y|."""
+    from s4cert.certs.forward_fft import fft_conv
+    K, D, v = _stress(kind, np.random.default_rng(7))
+    y = fft_conv(Disks.exact(K), D, Disks.exact(v))
+    assert _contained(_exact_causal(K, D, v), y) == 2 * 2 * 400
+    if kind == "s4":
+        assert y.max_rad() <= 1e-13 * float(np.max(np.abs(y.mid)))
+
+
+def test_the_fft_and_direct_routes_agree():
+    """Both routes on the same disks (radii on kernel and input): their disks intersect
+    everywhere, and the FFT's midpoints differ from the compensated sums' by far less than
+    the default eps."""
+    from s4cert.certs.forward_fft import fft_conv
+    rng = np.random.default_rng(11)
+    K, D, v = _stress("s4", rng)
+    Kd = Disks(K, np.abs(K) * 1e-15)
+    vd = Disks(v, np.full(v.shape, 1e-16))
+    f, d = fft_conv(Kd, D, vd), causal_conv(Kd, D, vd)
+    assert np.all(np.abs(f.mid - d.mid) <= f.rad + d.rad)
+    assert float(np.max(np.abs(f.mid - d.mid))) <= 1e-14 * float(np.max(np.abs(d.mid)))
+
+
+def test_the_choice_rule(monkeypatch):
+    """By cost: the direct sums at fixture sizes, the FFT at the goal's; the FFT where it is
+    cheaper and meets the bound; the direct sums where its radius misses the bound or its
+    integers cannot be rounded; the routes recorded."""
+    from s4cert.certs import forward_fft as ff
+    assert ff.direct_cost(2, 1, 4, 256, 256) < ff.fft_cost(2, 1, 4, 256, 256)
+    assert ff.direct_cost(2, 1, 256, 16384, 16384) > 10 * ff.fft_cost(2, 1, 256, 16384, 16384)
+    assert ff.fft_size(400, 300) == 1024 and ff.fft_size(1, 1) == 1 and ff.fft_size(512, 1) == 512
+    K, D, v = _stress("s4", np.random.default_rng(3))
+    Kd, vd = Disks.exact(K), Disks.exact(v)
+    ff.ROUTES.clear()
+    d = ff.convolve(Kd, D, vd)
+    assert ff.ROUTES[-1]["route"] == "direct" and ff.ROUTES[-1]["why"] == "cheaper"
+    monkeypatch.setattr(ff, "DIRECT_PER_PAIR", 100.0)
+    f = ff.convolve(Kd, D, vd)
+    assert ff.ROUTES[-1]["route"] == "fft" and ff.ROUTES[-1]["relative_radius"] <= 1e-13
+    assert np.array_equal(f.mid, ff.fft_conv(Kd, D, vd).mid)
+    g = ff.convolve(Kd, D, vd, eps=1e-300)          # no FFT disk is that tight: the direct sums
+    assert ff.ROUTES[-1]["route"] == "direct" and "missed" in ff.ROUTES[-1]["why"]
+    assert np.array_equal(g.mid, d.mid) and np.array_equal(g.rad, d.rad)
+    with pytest.raises(ff.Miss):                    # 2^40-bit integers: their sums cannot be rounded
+        ff.fft_conv(Kd, D, vd, bits=40)
+    monkeypatch.setattr(ff, "BITS", 40)
+    monkeypatch.setattr(ff, "FEWER_BITS", 40)
+    ff.convolve(Kd, D, vd)
+    assert ff.ROUTES[-1]["route"] == "direct" and "could not be rounded" in ff.ROUTES[-1]["why"]
+    with pytest.raises(ff.Miss):
+        ff.convolve(Kd, D, vd, route="fft")
+    with pytest.raises(ValueError, match="route must be"):
+        ff.convolve(Kd, D, vd, route="fast")
+
+
+def test_certify_forward_by_the_fft_contains_the_reference_outputs():
+    """A fixture through the FFT route: its disks hold the reference's float64 SSM part (with
+    the reference's own rounding allowance) and intersect the direct route's; the report says
+    which route ran."""
+    name = FIXTURES[0]
+    z = outputs(name)
+    reports = {c: certify_forward(checkpoint(name), z["u_conv"], time_last=True, part="ssm", convolution=c,
+                                  **options_of(name)) for c in ("fft", "direct")}
+    [block] = reports["fft"].plan.blocks
+    n = f"{block.prefix}.ssm"
+    f, d = reports["fft"].outputs[n], reports["direct"].outputs[n]
+    assert np.all(np.abs(f.mid - d.mid) <= f.rad + d.rad)
+    assert f.max_rad() <= reports["fft"].eps[n]
+    routes = reports["fft"].document()["convolution"]
+    assert routes and all(r["route"] == "fft" for r in routes)
+    assert all(r["route"] == "direct" for r in reports["direct"].document()["convolution"])
+    u = z["u_conv"].astype(np.float64)
+    v = u if block.norm is None else np.swapaxes(layer_norm(Disks.exact(np.swapaxes(u, 1, 2)), *block.norm).mid, 1, 2)
+    ref = time_last(z["ssm_conv_float64"], f.shape)
+    assert np.all(np.abs(ref - f.mid) <= f.rad + ssm_allowance(reports["fft"], name, v))
+    with pytest.raises(ValueError, match="convolution must be"):
+        certify_forward(checkpoint(name), z["u_conv"], time_last=True, convolution="fast")

@@ -12,7 +12,8 @@
     s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
 
 Exit codes: 0 done (certified), 1 not certified (the reason on stderr), 2 a usage
-mistake or bad input (one line on stderr), 130 interrupted.  With no arguments:
+mistake or bad input (one line on stderr), 130 interrupted, 141 stdout closed by its reader
+(``| head``; 128 + SIGPIPE, as a shell reports it).  With no arguments:
 ``s4cert kernel`` on a built-in example.  Runs estimated to take more than about ten
 minutes or half the memory are refused before they start unless ``--force`` is given
 (``limits``); output paths are checked before any work.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import zipfile
@@ -32,7 +34,7 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_certificate, cli_compare, cli_count, cli_files, cli_forward, cli_lmu, limits, plot
+from . import cli_certificate, cli_compare, cli_count, cli_files, cli_help, cli_forward, cli_lmu, limits, plot
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .errors import CertificationError
@@ -50,7 +52,9 @@ MAX_ARG_CHARS = 1000
 #: kernel values printed by ``s4cert kernel``
 SHOWN_VALUES = 5
 EXIT_CODES = ("exit codes: 0 done (certified), 1 not certified (reason on stderr), "
-              "2 usage mistake or bad input (one line on stderr), 130 interrupted")
+              "2 usage mistake or bad input (one line on stderr), 130 interrupted, "
+              f"{cli_help.EXIT_BROKEN_PIPE} stdout closed by its reader (e.g. | head); "
+              "each command's --help lists its own")
 
 
 class UsageError(Exception):
@@ -197,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_parser(sub)
     model_command.add_parser(sub, _Parser, _positive_int, _positive_eps)
     cli_forward.add_parser(sub, _Parser, _positive_int, _positive_number)
+    cli_help.apply(sub)
     return p
 
 
@@ -396,13 +401,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli_files.check_output_suffixes(args.command, args)
         cli_files.refuse_s4cert_file(args.command, args)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe is found here, not at exit
+        return code
     except (UsageError, ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
             zipfile.BadZipFile, zlib.error, plot.MissingExtra) as e:
         print(f"s4cert: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader went away (e.g. "| head")
-        return 1
+    except BrokenPipeError:  # the reader went away (e.g. "| head"): end quietly, as on SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return cli_help.EXIT_BROKEN_PIPE
     except MemoryError:
         print("s4cert: not certified: out of memory (try a smaller L or N)", file=sys.stderr)
         return 1

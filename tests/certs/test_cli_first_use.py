@@ -137,3 +137,65 @@ def test_compare_on_an_npz_of_several_arrays_names_key(tmp_path):
     np.savez(tmp_path / "o.npz", a=np.zeros(4), b=np.ones(4))
     line = one_line_error(s4cert("compare", str(k), str(tmp_path / "o.npz")))
     assert "--key" in line and "'a'" in line and "'b'" in line
+
+
+# -- exit codes and --help ------------------------------------------------------------
+
+def _with_closed_stdout(*args: str):
+    """The command with a stdout pipe whose reader has already gone (as after ``| head``)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from .cli_run import TIMEOUT
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        return subprocess.run([sys.executable, "-m", "s4cert", *args], stdout=w, stderr=subprocess.PIPE,
+                              text=True, cwd=tempfile.gettempdir(), timeout=TIMEOUT)
+    finally:
+        os.close(w)
+
+
+@pytest.mark.parametrize("args", [("kernel", "--quiet", "-N", "2", "-L", "4"),
+                                  ("count", "-N", "4", "-L", "8", "--quiet")])
+def test_a_broken_pipe_ends_quietly_with_141(args):
+    p = _with_closed_stdout(*args)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr[-2000:])
+
+
+SUBCOMMANDS = ["kernel", "audit", "compare", "count", "lmu-audit", "plot", "model", "forward"]
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_each_help_has_examples_and_only_its_exit_codes(command):
+    from s4cert.certs.cli_help import EXAMPLES
+    p = s4cert(command, "--help")
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stdout.split())
+    assert "examples:" in p.stdout and all(e in p.stdout for e in EXAMPLES[command])
+    codes = text.split("exit codes:")[1]
+    assert "2 usage mistake" in codes and "130 interrupted" in codes and "141 stdout closed" in codes
+    certifies = command in ("kernel", "model", "forward", "lmu-audit")
+    assert ("not certified" in codes) == certifies
+    assert ("audit passed" in codes) == (command == "audit")
+    assert max(len(line) for line in p.stdout.splitlines()) <= 100
+
+
+@pytest.mark.parametrize("command, needle", [("audit", "trusting none of its numbers"),
+                                             ("count", "Count"), ("lmu-audit", "reference_float32")])
+def test_audit_count_and_lmu_audit_are_described(command, needle):
+    p = s4cert(command, "--help")
+    assert needle in " ".join(p.stdout.split())
+    if command == "lmu-audit":
+        assert "ours_float32" in p.stdout and "matrix powers" in p.stdout
+
+
+def test_every_example_parses():
+    from s4cert.certs.cli import build_parser
+    from s4cert.certs.cli_help import EXAMPLES
+    parser = build_parser()
+    for command, examples in EXAMPLES.items():
+        for e in examples:
+            args = parser.parse_args(e.split()[1:])
+            assert args.command == command

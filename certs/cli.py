@@ -240,11 +240,12 @@ def _check_options(args) -> None:
 
 
 def _estimate(args, N: int, L: int, eps, hippo: bool) -> None:
-    """Refuse a run estimated too large (unless --force), else show the estimate."""
+    """Refuse a run estimated too large (unless --force), else show the estimate when it is
+    above a few seconds (the inputs are checked by then: options, files, eps, L)."""
     est = limits.kernel_estimate(N, check_length(L), Fraction(eps), args.mode, hippo=hippo,
                                  exact_route=getattr(args, "exact_route", "auto") or "auto")
     limits.check(est, args.force)
-    if not args.quiet:
+    if not args.quiet and est.worth_showing():
         print(f"s4cert: estimate: {est.text()}", file=sys.stderr)
 
 

@@ -2,7 +2,8 @@
 
 A run whose estimate is above :data:`MAX_SECONDS` or above half the machine's memory is
 refused (``TooLarge``, a ValueError: one line, exit 2) with the estimate and the option
-that overrides it; otherwise the estimate is shown and the run goes ahead.
+that overrides it; otherwise the run goes ahead, and the estimate is shown first when it
+is above :data:`SHOW_SECONDS` (after the inputs are checked).
 
 The constants were calibrated on one core of a 2-core x86-64 machine (python-flint 0.6,
 numpy 1.26) with a few runs each (wall time, peak resident memory):
@@ -42,6 +43,8 @@ from fractions import Fraction
 
 #: runs estimated above this many seconds are refused unless forced
 MAX_SECONDS = 600.0
+#: the estimate is shown only for runs estimated above this many seconds
+SHOW_SECONDS = 5.0
 _BASE_BYTES = 70e6
 
 
@@ -56,6 +59,10 @@ class Estimate:
     what: str
     seconds: float
     bytes: float
+
+    def worth_showing(self) -> bool:
+        """Whether the run is estimated long enough (above SHOW_SECONDS) to say so first."""
+        return self.seconds > SHOW_SECONDS
 
     def text(self) -> str:
         return f"{self.what}: about {_duration(self.seconds)} and {_size(self.bytes)} of memory"

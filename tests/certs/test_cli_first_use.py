@@ -199,3 +199,20 @@ def test_every_example_parses():
         for e in examples:
             args = parser.parse_args(e.split()[1:])
             assert args.command == command
+
+
+# -- the estimate line -------------------------------------------------------------------
+
+def test_the_estimate_is_shown_above_the_threshold_and_after_the_inputs_are_checked(monkeypatch, capsys, tmp_path):
+    from s4cert.certs import cli, limits
+    assert limits.kernel_estimate(8, 64, Fraction(1, 10**12), "ball").worth_showing() is False
+    assert limits.kernel_estimate(16, 256, Fraction(1, 10**12), "exact").worth_showing() is True
+    monkeypatch.setattr(limits, "SHOW_SECONDS", 0.0)
+    assert cli.main(["kernel", "-N", "2", "-L", "4", "--mode", "exact", "--step", "1/2"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("s4cert: estimate: exact mode, N = 2, L = 4")
+    for bad in (["--mode", "exact", "--hippo", "legs"], ["--params", str(tmp_path / "none.npz")],
+                ["--out", str(tmp_path / "k.npy")], ["--theta", "2"]):
+        assert cli.main(["kernel", "-N", "2", "-L", "4", *bad]) == 2
+        err = capsys.readouterr().err
+        assert "s4cert: estimate" not in err and err.startswith("s4cert: error:"), err

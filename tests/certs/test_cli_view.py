@@ -110,9 +110,9 @@ def test_no_progress_thread_when_not_a_terminal():
 
 
 @pytest.mark.parametrize("mode", ["exact", "a-priori"])
-def test_exact_and_a_priori_print_an_estimate_first(mode):
+def test_a_run_estimated_at_a_second_prints_no_estimate(mode):
     p = s4cert("kernel", "-N", "2", "-L", "4", "--step", "1/2", "--eps", "1e-6", "--mode", mode)
-    assert p.returncode == 0 and p.stderr.startswith(f"s4cert: estimate: {mode} mode")
+    assert p.returncode == 0 and "estimate" not in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("q", [Fraction(1, 3), Fraction(9995, 10000), Fraction(1, 10**400), Fraction(2) ** -1074,

@@ -281,14 +281,35 @@ def certify_kernel_again(kf: KernelFile, eps: Fraction) -> CertifiedKernel:
     return certify_kernel(kf.model, kf.step, kf.L, eps, c_tilde=kf.c_tilde, counts=False, arithmetic="auto")
 
 
+def _compare_certified(ck: Any, other: Any, *, key: str | None, tighten: bool) -> CompareReport:
+    """compare_with on a CertifiedKernel: its kernel file written and read back, so that
+    every bound comes from the same stored disks and inputs as for a file."""
+    import dataclasses
+    import tempfile
+
+    from .io.kernel_file import save_kernel
+    if getattr(ck, "inputs", None) is None:
+        raise ValueError("compare_with: the CertifiedKernel records no inputs (ck.inputs); save it with "
+                         "save_kernel(path, ck, model, step) and compare the file")
+    with tempfile.TemporaryDirectory(prefix="s4cert-compare-") as folder:
+        path = os.path.join(folder, "kernel.npz")
+        save_kernel(path, ck)
+        report = compare_with(path, other, key=key, tighten=tighten)
+    return dataclasses.replace(report, path="<CertifiedKernel>")
+
+
 def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool = True) -> CompareReport:
     """Bound the error of ``other`` (a .npy/.npz path or an array of length L; a real array
-    is compared as real) against the certified kernel in ``path``.  For every j,
+    is compared as real) against the certified kernel in ``path``: a kernel file (either
+    format) or a ``CertifiedKernel`` (compared through the kernel file its recorded inputs
+    make, written to a temporary folder; the report's ``path`` is then ``"<CertifiedKernel>"``).  For every j,
     |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j], computed in ball
     arithmetic from the exact stored midpoints and radii.  With ``tighten`` (the default),
     a radius within TIGHTEN_FACTOR of the error has the kernel certified again (see the
     module docstring; ``CompareReport.tightened``).  A file whose digest does not match
     its content is refused (ValueError)."""
+    if hasattr(path, "inputs") and hasattr(path, "certificate"):
+        return _compare_certified(path, other, key=key, tighten=tighten)
     kf = load_kernel(path)
     if not kf.digest_ok:
         raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "

@@ -94,7 +94,7 @@ from .atomic import atomic_write
 from .kernel_disks import SOURCES, KernelDisks, disks_of
 from .kernel_record import MODEL_KEYS, MODES, decode_record, kernel_prec, need
 from .kernel_npz import NPZ_FORMAT, is_npz, npz_kernel_bytes, read_npz_kernel
-from .numbers import encode_number, exact_arb, json_value, parse_rational, rational_string, read_json
+from .numbers import encode_number, exact_arb, json_value, parse_rational, rational_string, read_json, short_text
 
 FORMAT = "s4cert.kernel/1"
 
@@ -212,13 +212,14 @@ def binary_name(path: Any) -> bool:
     return os.fspath(path).lower().endswith(NPZ_SUFFIX)
 
 
-def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = None,
+def save_kernel(path: str, ck: Any, model: DPLR | None = None, step: Any = None, *, c_tilde: Any = None,
                 npz: str | None = None, disks: KernelDisks | None = None) -> dict:
     """Write the kernel file (and, with ``npz``, the ``mid``/``rad`` arrays) atomically;
     returns the JSON object written (the binary file's header when ``path`` ends in
     ``.npz``: see ``kernel_npz``).  ``c_tilde`` is required when the kernel was
     certified from a supplied C~; ``disks`` is the kernel's ``disks_of``, when already
-    at hand.
+    at hand.  Without ``model`` and ``step``, the inputs ``ck`` records as certified
+    (``ck.inputs``: model, step and c_tilde) are written.
 
     >>> import os, tempfile
     >>> from s4cert.certs.kernel import certify_kernel
@@ -233,6 +234,11 @@ def save_kernel(path: str, ck: Any, model: DPLR, step: Any, *, c_tilde: Any = No
     (True, True)
     """
     certified_for = getattr(ck, "inputs", None)
+    if model is None or step is None:
+        if model is not None or step is not None or c_tilde is not None or certified_for is None:
+            raise ValueError("save_kernel: give both model and step, or neither (then the kernel's "
+                             "recorded inputs, ck.inputs, are written)")
+        model, step, c_tilde = certified_for
     if certified_for is not None and inputs_digest(*certified_for) != inputs_digest(model, step, c_tilde):
         raise ValueError("the certified kernel was computed for another model, step or c_tilde "
                          "(its inputs' digest differs): save it with the ones it was certified for")
@@ -257,6 +263,12 @@ def save_npz(path: str, ck: Any) -> None:
 
 
 # -- reading kernel files -----------------------------------------------------------------
+
+def _eps_text(eps: Fraction) -> str:
+    """eps in a repr: the float it is exactly, else :func:`short_text`."""
+    f = float(eps) if abs(eps) < 2 ** 1000 else None
+    return repr(f) if f is not None and f != 0 and Fraction(f) == eps else short_text(eps)
+
 
 @dataclass
 class KernelFile:
@@ -291,6 +303,12 @@ class KernelFile:
     @property
     def N(self) -> int:
         return self.model.N
+
+    def __repr__(self) -> str:
+        """One short line: the file, its format and problem, not its numbers."""
+        return (f"KernelFile({self.path!r}, {self.file_format}, mode={self.mode!r}, N={self.N}, "
+                f"r={self.model.r}, L={self.L}, eps={_eps_text(self.eps)}, status={self.status!r}, "
+                f"digest_ok={self.digest_ok})")
 
     @cached_property
     def _exact(self) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:

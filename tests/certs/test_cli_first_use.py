@@ -216,3 +216,59 @@ def test_the_estimate_is_shown_above_the_threshold_and_after_the_inputs_are_chec
         assert cli.main(["kernel", "-N", "2", "-L", "4", *bad]) == 2
         err = capsys.readouterr().err
         assert "s4cert: estimate" not in err and err.startswith("s4cert: error:"), err
+
+
+# -- the Python API takes what a user holds --------------------------------------------
+
+def _small_kernel():
+    from s4cert import DPLR, certify_kernel
+    m = DPLR(Lambda=[-0.5 + 1j, -1.0], P=[0.5, 0.25], B=[1.0, 2.0], C=[1.0, -1.0])
+    return m, certify_kernel(m, step=0.1, L=8, eps=1e-12)
+
+
+def test_certification_error_has_status_and_reason():
+    from s4cert import CertificationError, certify_kernel
+    m, _ = _small_kernel()
+    with pytest.raises(CertificationError) as e:
+        certify_kernel(m, step=0.1, L=8, eps=Fraction(1, 10**300), max_prec=100, arithmetic="ball")
+    assert e.value.status == "precision-limit"
+    assert str(e.value) == f"precision-limit: {e.value.reason}" and not e.value.reason.startswith("precision")
+    plain = CertificationError("no status here")
+    assert plain.status is None and plain.reason == "no status here"
+
+
+def test_save_kernel_from_what_the_kernel_records(tmp_path):
+    from s4cert import load_kernel, save_kernel
+    m, ck = _small_kernel()
+    for name in ("k.json", "k.npz"):
+        save_kernel(tmp_path / name, ck)
+        k = load_kernel(tmp_path / name)
+        assert k.digest_ok and k.L == 8 and k.step == Fraction(0.1)
+        assert all(Fraction(r) <= Fraction(1e-12) for r in k.rad)
+    with pytest.raises(ValueError, match="both model and step, or neither"):
+        save_kernel(tmp_path / "x.json", ck, m)
+
+
+def test_compare_with_takes_the_certified_kernel_itself(tmp_path):
+    import numpy as np
+    from s4cert import compare_with, save_kernel
+    _, ck = _small_kernel()
+    other = np.asarray(ck.mid, dtype=complex) + 1e-9
+    direct = compare_with(ck, other)
+    save_kernel(tmp_path / "k.npz", ck)
+    np.save(tmp_path / "o.npy", other)
+    via_files = compare_with(tmp_path / "k.npz", tmp_path / "o.npy")
+    assert direct.path == "<CertifiedKernel>"
+    assert direct.abs_error_bounds == via_files.abs_error_bounds
+    lo, hi = direct.abs_error_bounds
+    # |other_j - K_j| is 1e-9 up to the rounding of mid_j + 1e-9 (|mid_j| <= 3: below 1e-15) and rad_j <= 1e-12
+    assert lo <= 1e-9 + 2e-12 and hi >= 1e-9 - 2e-12 and hi - lo < 1e-11
+
+
+def test_kernel_file_repr_is_one_short_line(tmp_path):
+    from s4cert import load_kernel, save_kernel
+    _, ck = _small_kernel()
+    save_kernel(tmp_path / "k.json", ck)
+    text = repr(load_kernel(tmp_path / "k.json"))
+    assert "\n" not in text and len(text) < 200 and "Fraction" not in text
+    assert "N=2" in text and "L=8" in text and "eps=1e-12" in text and "status='ok'" in text

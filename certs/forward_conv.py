@@ -16,7 +16,7 @@ the work is ``B C H T min(T, Lk)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -129,20 +129,28 @@ class _Accumulator:
 PROGRESS_LAGS = 1024
 
 
-def causal_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], None] | None = None) -> Disks:
-    """Disks of shape (B, C, H, T) holding ``sum_j K[c, h, j] v[b, h, t - j] + D[c, h]
-    v[b, h, t]`` (j from 0 to min(t, Lk - 1)) for K (C, H, Lk), D (C, H) exact and v
-    (B, H, T).  ``progress(text)`` is called every PROGRESS_LAGS lags (the numpy form) or
-    batch entry (the compiled form)."""
+def checked_operands(K: Disks, D: Any, v: Disks) -> tuple[Disks, np.ndarray, Disks]:
+    """The convolution's operands checked before any work (both routes): the floating-point
+    environment, K (C, H, Lk) and v (B, H, T) in range, D (C, H) finite, 0 or within
+    [2^-400, 2^400] in magnitude; ValueError naming what does not fit."""
     check_environment()
     K, v = in_range(K, "kernel"), in_range(v, "input")
     D = np.asarray(D, dtype=np.float64)
     if not np.all(np.isfinite(D) & (np.abs(D) <= HUGE) & ((D == 0) | (np.abs(D) >= TINY))):
         raise ValueError("D: a value is not finite or outside [2^-400, 2^400] in magnitude")
-    C, H, Lk = K.shape
-    B, Hv, T = v.shape
-    if Hv != H or D.shape != (C, H):
+    if v.shape[1] != K.shape[1] or D.shape != K.shape[:2]:
         raise ValueError(f"convolution: kernel {K.shape}, D {D.shape} and input {v.shape} do not fit")
+    return K, D, v
+
+
+def causal_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], None] | None = None) -> Disks:
+    """Disks of shape (B, C, H, T) holding ``sum_j K[c, h, j] v[b, h, t - j] + D[c, h]
+    v[b, h, t]`` (j from 0 to min(t, Lk - 1)) for K (C, H, Lk), D (C, H) exact and v
+    (B, H, T).  ``progress(text)`` is called every PROGRESS_LAGS lags (the numpy form) or
+    batch entry (the compiled form)."""
+    K, D, v = checked_operands(K, D, v)
+    C, H, Lk = K.shape
+    B, _, T = v.shape
     acc = _Accumulator((B, C, H, T))
     kh, kl = split(K.mid)
     vh, vl = split(v.mid)

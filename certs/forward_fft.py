@@ -29,7 +29,7 @@ import numpy as np
 
 from ..algorithms.s4.midrad_idft import idft_midrad_rows
 from ..arith.midrad import MR, U, roots_of_unity, sum_upper, up
-from .forward_conv import HUGE, TINY, Disks, causal_conv, check_environment, in_range
+from .forward_conv import Disks, causal_conv, checked_operands
 
 #: the direct sums' cost per (entry, lag) pair in the units of ``fft_cost`` (one row entry
 #: and stage of the FFT route, its two transforms per row and the disk products included),
@@ -149,15 +149,9 @@ def fft_conv(K: Disks, D: np.ndarray, v: Disks, progress: Callable[[str], None] 
     a few heads per pass (``progress`` after each).  ``Miss`` where the integer part's
     transform cannot be rounded to the exact integers.  ``rounding``, a list, receives the
     largest radius before the operands' radii are added (the FFT's own rounding)."""
-    check_environment()
-    K, v = in_range(K, "kernel"), in_range(v, "input")
-    D = np.asarray(D, dtype=np.float64)
-    if not np.all(np.isfinite(D) & (np.abs(D) <= HUGE) & ((D == 0) | (np.abs(D) >= TINY))):
-        raise ValueError("D: a value is not finite or outside [2^-400, 2^400] in magnitude")
+    K, D, v = checked_operands(K, D, v)
     C, H, Lk = K.shape
-    B, Hv, T = v.shape
-    if Hv != H or D.shape != (C, H):
-        raise ValueError(f"convolution: kernel {K.shape}, D {D.shape} and input {v.shape} do not fit")
+    B, _, T = v.shape
     if Lk > T:                                  # lags past T never meet the input
         K, Lk = Disks(K.mid[..., :T], K.rad[..., :T]), T
     M = fft_size(T, Lk)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from decimal import ROUND_CEILING, ROUND_FLOOR
 
-from .checkpoint.layouts import DISCRETIZATIONS, TRANSFORMS
+from .checkpoint.command import add_settings
 from .cli_lmu import _outward
 from .errors import CertificationError
 from .forward import PARTS, certify_forward
@@ -82,12 +82,7 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
                    help="the FFTConv's activation (default: recorded, else gelu)")
     f.add_argument("--transposed", choices=("yes", "no"), default=None,
                    help="the module's layout (default: recorded, else the class default)")
-    f.add_argument("--disc", choices=DISCRETIZATIONS, default=None,
-                   help="discretization of diagonal kernels (default: recorded, else zoh)")
-    for name in ("dt", "real", "imag"):
-        f.add_argument(f"--{name}-transform", choices=TRANSFORMS, default=None,
-                       help=f"transform of the stored {name} parameter (default: recorded, else the "
-                            "reference class default)")
+    add_settings(f)
     f.add_argument("--quiet", action="store_true", help="no progress display")
     f.set_defaults(compare_key=None)
 

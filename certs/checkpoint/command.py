@@ -17,6 +17,17 @@ from .tighten import tightened_line
 MODEL_MAX_PREC = inspect.signature(certify_model).parameters["max_prec"].default
 
 
+def add_settings(p) -> None:
+    """The settings a checkpoint may not record (``s4cert model`` and ``s4cert forward``):
+    ``--disc`` and the transforms of the stored dt, real and imag parameters."""
+    p.add_argument("--disc", choices=DISCRETIZATIONS, default=None,
+                   help="discretization of diagonal kernels (default: recorded, else zoh)")
+    for name in ("dt", "real", "imag"):
+        p.add_argument(f"--{name}-transform", choices=TRANSFORMS, default=None,
+                       help=f"transform of the stored {name} parameter (default: recorded, else the "
+                            "reference class default)")
+
+
 def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m = sub.add_parser("model", help="certified kernels of every kernel module of a checkpoint",
                        description="Reads a checkpoint (.pt, .ckpt, .safetensors, .npz; no code in "
@@ -28,12 +39,7 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
                    help="kernel length (default: the module's l_kernel or a recorded l_max)")
     m.add_argument("--eps", type=positive_number, default=None,
                    help="absolute bound on every radius (default 1e-13 * max|K| per module)")
-    m.add_argument("--disc", choices=DISCRETIZATIONS, default=None,
-                   help="discretization of diagonal kernels (default: recorded, else zoh)")
-    for name in ("dt", "real", "imag"):
-        m.add_argument(f"--{name}-transform", choices=TRANSFORMS, default=None,
-                       help=f"transform of the stored {name} parameter (default: recorded, else the "
-                            "reference class default)")
+    add_settings(m)
     m.add_argument("--out", default=None, help="write the report (JSON, s4cert.model-report/1)")
     m.add_argument("--kernels", default=None, help="write <prefix>.mid and <prefix>.rad arrays (npz)")
     m.add_argument("--compare", default=None, help="another implementation's kernels (.npy or .npz)")

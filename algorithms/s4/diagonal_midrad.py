@@ -281,3 +281,131 @@ def diagonal_terms_arrays(F, lam: DD, dt: DD, B: DD, C: DD, L: int, disc: str,
                 a[sel] = v
     W, start, z = (DD(*parts[name]) for name in ("W", "start", "z"))
     return Result(OK, (W, start, z, factor))
+
+
+# --- the tight form (proofs/diagonal_kernels.md, §3b): tables in double-double, exact products
+
+#: a row's exponent is raised to at least this (its slices' grids stay above 2^-420) and
+#: must be at most the ceiling (no product or sum overflows)
+_EXP_FLOOR, _EXP_CEIL = -350, 400
+
+
+def slice_bits(inner: int) -> int:
+    """beta with 2 beta + log2(inner) <= 53: the products of two slices, and their sums over
+    ``inner`` terms in any order, are exact (Lemma D7)."""
+    return (53 - max(1, (inner - 1).bit_length())) // 2
+
+
+def _exponents(top: np.ndarray) -> np.ndarray:
+    """Per row, an integer E >= _EXP_FLOOR with every |entry| < 2^E (``top``: the row maxima)."""
+    if not (np.all(np.isfinite(top)) and float(np.max(top, initial=0.0)) < 2.0 ** _EXP_CEIL):
+        raise ArithmeticError("a table entry is not finite or exceeds 2^400")
+    return np.maximum(np.frexp(top)[1], _EXP_FLOOR)
+
+
+def _slices(x: np.ndarray, e: np.ndarray, beta: int) -> list[np.ndarray]:
+    """x = s_1 + s_2 + s_3 + r exactly, s_a a multiple of 2^(e - a beta) with
+    |s_a| <= 2^(e - (a-1) beta) and |r| <= 2^(e - 3 beta - 1), for |x| < 2^e (``e``
+    broadcasts against x): s_a = fl(fl(r + c) - c), c = 1.5 2^(e - a beta + 52) (Lemma D7)."""
+    out, r = [], x
+    for a in (1, 2, 3):
+        c = np.ldexp(1.5, e - a * beta + 52)
+        s = (r + c) - c
+        out.append(s)
+        r = r - s
+    return out
+
+
+def exact_products(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``X @ Y`` for real float arrays X (batch, p, q), Y (batch, q, r): midpoints and a bound
+    per entry of their distance to the exact products, about u |X Y| plus 2^-60 of
+    ``q max_row|X| max_col|Y|`` (Lemma D7): each factor split into three slices whose
+    products BLAS sums exactly, six slice products kept.  ArithmeticError for an entry that
+    is not finite or above 2^400."""
+    q = X.shape[-1]
+    beta = slice_bits(q)
+    ex = _exponents(np.max(np.abs(X), axis=-1, initial=0.0))        # (batch, p)
+    ey = _exponents(np.max(np.abs(Y), axis=-2, initial=0.0))        # (batch, r)
+    xs, ys = _slices(X, ex[..., None], beta), _slices(Y, ey[..., None, :], beta)
+    P = lambda a, b: np.matmul(xs[a], ys[b])
+    t = (P(0, 1) + P(1, 0)) + ((P(0, 2) + P(1, 1)) + P(2, 0))
+    mid = P(0, 0) + t
+    # |exact - mid| <= u |mid| + q 2^(ex + ey) (5 2^-3beta + 5u (2^(1-beta) + 3 2^-2beta))
+    kappa = up(q * up(5 * 2.0 ** (-3 * beta) + up(5 * U * (2.0 ** (1 - beta) + 3 * 2.0 ** (-2 * beta)))))
+    scale = np.ldexp(1.0, ex[..., :, None] + ey[..., None, :])       # exact: -700 <= ex + ey <= 800
+    return mid, up(up(U * np.abs(mid)) + up(kappa * scale))
+
+
+def _dd_table(power: Callable[[int], DD], step: int, count: int, first: DD) -> DD:
+    """Double-double disks of ``first * z^(step k)`` for ``0 <= k < count``, shape (batch,
+    count, n): entry k is entry ``k - 2^h`` times ``z^(step 2^h)`` (h the top bit of k),
+    every product a ``DD.mul`` (its disks hold every point's product)."""
+    batch, n = first.rh.shape
+    parts = [np.empty((batch, count, n)) for _ in range(5)]
+    for a, v in zip(parts, (first.rh, first.rl, first.ih, first.il, first.rad)):
+        a[:, 0] = v
+    h = 0
+    while (1 << h) < count:
+        f = power(step << h)
+        lo, hi = 1 << h, min(count, 2 << h)
+        prev = DD(*(np.ascontiguousarray(a[:, :hi - lo]) for a in parts))
+        fb = DD(*(np.ascontiguousarray(np.broadcast_to(a[:, None, :], prev.rh.shape))
+                  for a in (f.rh, f.rl, f.ih, f.il, f.rad)))
+        got = prev.mul(fb)
+        for a, v in zip(parts, (got.rh, got.rl, got.ih, got.il, got.rad)):
+            a[:, lo:hi] = v
+        h += 1
+    return DD(*parts)
+
+
+def _dd_power(z: DD) -> Callable[[int], DD]:
+    """``power(e)``: double-double disks of ``z^e`` (``e >= 1``), the product of the cached
+    squarings ``z^(2^j)`` over the bits of e."""
+    squares = [z]
+
+    def power(e: int) -> DD:
+        while (1 << len(squares)) <= e:
+            squares.append(squares[-1].square())
+        acc = None
+        for j in range(e.bit_length()):
+            if e >> j & 1:
+                acc = squares[j] if acc is None else acc.mul(squares[j])
+        return acc
+    return power
+
+
+def vandermonde_tight(W: DD, S: DD, z: DD, L: int, factor: int = 2,
+                      rows: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``factor * Re sum_n W S z^l`` for ``0 <= l < L`` as float64 disks with a radius per
+    entry (Lemma D8): the power tables of :func:`vandermonde_midrad` formed in double-double
+    and rounded to float64 disks once, the real part of their product by
+    :func:`exact_products`, and the tables' radii carried by one product of nonnegative
+    matrices.  ``W``, ``S``, ``z``: double-double disks (batch, n).  The radius is some
+    ``2u sum_n |W S z^l| + u |K_l|`` where ``vandermonde_midrad``'s is some ``100u`` of the
+    sum.  ``rows`` as there.  ArithmeticError or RangeError where a bound does not hold."""
+    if factor not in (1, 2):
+        raise ValueError("factor must be 1 or 2")
+    batch, n = W.rh.shape
+    T = table_step(L)
+    blocks = -(-L // T)
+    power = _dd_power(z)
+    a = disks_of(_dd_table(power, 1, T, W.mul(S)))                        # (batch, T, n): W S z^k
+    b = disks_of(_dd_table(power, T, blocks, DD.exact(np.full((batch, n), float(factor)))))
+    X = np.concatenate([b.mid.real, -b.mid.imag], axis=-1)               # (batch, blocks, 2n)
+    Y = np.swapaxes(np.concatenate([a.mid.real, a.mid.imag], axis=-1), 1, 2)   # (batch, 2n, T)
+    mid, rad = exact_products(X, Y)
+    # |K - Re sum mB mA| <= sum_n rB (|mA| + rA) + |mB| rA, a sum of 2n products of floats
+    # (Lemma 4 of proofs/outputs.md for BLAS): G <= (fl(G) + 2n 2^-1074) (1 + 2 gamma_2n)
+    mA, mB = modulus_upper(a.mid), modulus_upper(b.mid)
+    G = np.matmul(np.concatenate([b.rad, mB], axis=-1),
+                  np.swapaxes(np.concatenate([up(mA + a.rad), a.rad], axis=-1), 1, 2))
+    G = up(up(G + 2 * n * 2.0 ** -1074) * up(1 + 2 * _gamma(2 * n)))
+    rad = up(rad + G)
+    mid_l = mid.reshape(batch, blocks * T)[:, :L]
+    rad_l = rad.reshape(batch, blocks * T)[:, :L]
+    if not (np.all(np.isfinite(mid_l)) and np.all(np.isfinite(rad_l))):
+        raise ArithmeticError("a kernel entry or its bound is not finite")
+    if rows is not None:
+        rows["finite"] = np.ones(batch, dtype=bool)
+        rows["max_rad"] = np.max(rad_l, axis=1, initial=0.0)
+    return mid_l, rad_l

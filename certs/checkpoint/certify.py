@@ -25,7 +25,8 @@ from flint import acb, ctx
 from ...algorithms.dft import next_power_of_two
 from ...algorithms.s4.c_tilde import c_from_c_tilde
 from ...algorithms.s4.diagonal import diagonal_kernel
-from ...algorithms.s4.diagonal_midrad import dd_powers, diagonal_terms_arrays, disks_of, vandermonde_midrad
+from ...algorithms.s4.diagonal_midrad import (dd_powers, diagonal_terms_arrays, disks_of, vandermonde_midrad,
+                                              vandermonde_tight)
 from ...arith.dd_field import DDArrayField
 from ...arith.disk_convert import real_disk_of_ball
 from ...arith.double_double import DD
@@ -225,7 +226,7 @@ def _dplr_kernel(model: DPLR, l: int, L: int, eps: float | None, max_prec: int, 
             ck.certificate.get("arithmetic", "ball"), exact)
 
 
-def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int):
+def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int, tight: bool = False):
     """Every kernel of ``heads`` at once on float64 disks: (mid, rad) of shape
     (channels, len(heads), L) and, per kernel, (its largest radius, whether its midpoints'
     sum is finite), or None when the route cannot run (a status other than ok
@@ -234,7 +235,9 @@ def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int
 
     The parameters are double-double disks (each distinct stored number enclosed once),
     the weights and nodes come from ``diagonal_terms`` run once over all of them
-    (``DDArrayField``), the powers ``z^e`` from double-double squarings."""
+    (``DDArrayField``), the powers ``z^e`` from double-double squarings.  ``tight``: the
+    Vandermonde sum by ``vandermonde_tight`` (radii per entry, some 2u of the terms' sum in
+    place of some 100u; the forward pass's kernels)."""
     if not fpenv.probe().ok:
         return None
     try:
@@ -249,7 +252,10 @@ def _diagonal_float64(mod: KernelModule, heads: list[int], channels: int, L: int
         W, S, z, factor = t.value
         flat = lambda d: d.reshape(len(heads) * channels, shape[2])
         rows: dict = {}
-        mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor, rows)
+        if tight:
+            mid, rad = vandermonde_tight(flat(W), flat(S), flat(z), L, factor, rows)
+        else:
+            mid, rad = vandermonde_midrad(disks_of(flat(W)), disks_of(flat(S)), dd_powers(flat(z)), L, factor, rows)
     except (RangeError, ArithmeticError):
         return None
     # batch order is (head, channel): back to (channel, head, L)
@@ -278,9 +284,11 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     fast = None
     if arithmetic != "ball":
         if mod.kind != "dplr":
-            fast = _diagonal_float64(mod, heads, channels, L)
+            fast = _diagonal_float64(mod, heads, channels, L, tight=arithmetic == "tight")
         else:
             fast = dplr_float64_module(mod, heads, L, 2 * START_PREC)
+    if arithmetic == "tight":   # a DPLR module's routes are the usual ones
+        arithmetic = "auto"
     models: dict[tuple, Any] = {}    # the ball models of a head by bits, formed when a kernel needs them
 
     def model(c: int, i: int, prec: int):
@@ -396,7 +404,9 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
     largest |K| of each kernel.  Every kernel of the group goes first through the float64
     route, all at once (``arithmetic="ball"`` skips it); a kernel whose radius misses eps
     there is certified one at a time (DPLR: ``certify_kernel``, which tries double-double
-    disks before balls; diagonal: balls).  A module that cannot be certified comes back with
+    disks before balls; diagonal: balls).  ``arithmetic="tight"``: a diagonal module's
+    float64 pass by ``vandermonde_tight`` (radii per entry, some 50 times smaller; the forward
+    pass's kernels).  A module that cannot be certified comes back with
     ``status = "refused"`` and the reason; bad input raises ValueError.
     """
     if not isinstance(L, int) or isinstance(L, bool) or not 1 <= L <= 1 << 24:
@@ -408,8 +418,8 @@ def certify_module(mod: KernelModule, L: int, eps: Any = None, *, max_prec: int 
     H = module_heads(mod)
     heads = list(range(H)) if heads is None else list(heads)
     t0 = time.perf_counter()
-    if arithmetic not in ("auto", "ball"):
-        raise ValueError(f"arithmetic must be auto or ball, got {arithmetic!r}")
+    if arithmetic not in ("auto", "ball", "tight"):
+        raise ValueError(f"arithmetic must be auto, ball or tight, got {arithmetic!r}")
     out = _kernels(mod, L, eps, max_prec, heads, progress, arithmetic)
     out.seconds = time.perf_counter() - t0
     out.N = int(np.asarray(mod.tensors["C"]).shape[-2]) * (1 if mod.layout == "annotated-s4" else 2)

@@ -15,6 +15,7 @@ import numpy as np
 from flint import acb, arb, ctx
 
 from ..algorithms.dft import next_power_of_two
+from ..algorithms.s4.bilinear_map import NUMBERS, half_step
 from ..algorithms.s4.c_tilde import c_tilde as form_c_tilde
 from ..algorithms.s4.midrad import ARITHMETIC, filter_kernel_midrad
 from ..algorithms.s4.midrad_dd import ARITHMETIC as DD_ARITHMETIC, filter_kernel_dd
@@ -207,7 +208,7 @@ def first_entry_estimate(model, step) -> float | None:
         Q = np.array([[complex(x) for x in row] for row in model.Q])
         B = np.array([complex(x) for x in model.B])
         C = np.array([complex(x) for x in model.C])
-        h = float(step) / 2
+        h = half_step(NUMBERS, float(step))
         with np.errstate(all="ignore"):
             D = 1 - h * lam                               # G = diag(D) + h P Q*
             Db, DP = B / D, P / D[:, None]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from flint import acb, arb
 
+from ..algorithms.s4.bilinear_map import NUMBERS, beta as beta_of, gain as gain_of, pole, rate, shift
 from ..arith import exact_parts
 
 #: roots sampled for the minimum of log2|D| (besides the three nearest each pole)
@@ -79,13 +80,14 @@ def tree_loss_bits(model, step: Any, M: int, c_tilde: Any = None, exceptional: l
     (||D||_1 <= prod(1 + |mu_j|)) times the first-order sensitivity of H to the blocks,
     each block's error taken as (A_wt + |S|) for its weights.  inf when a pole is
     (numerically) on the grid or W (numerically) singular at a sampled root."""
-    a = 2.0 / _complex(step).real
+    a = rate(NUMBERS, _complex(step).real)
     lam = _column(model.Lambda)
     keep = np.ones(len(lam), dtype=bool)
     if exceptional:
         keep[list(exceptional)] = False
-    keep &= np.abs(a + lam) > 0
-    mu, gain = (a - lam[keep]) / (a + lam[keep]), -2.0 / (a + lam[keep])
+    keep &= np.abs(shift(NUMBERS, a, lam)) > 0
+    shifted = shift(NUMBERS, a, lam[keep])
+    mu, gain = pole(NUMBERS, a, lam[keep], shifted), gain_of(NUMBERS, shifted)
     if len(mu) == 0:
         return 0.0
     r = model.r
@@ -105,7 +107,7 @@ def tree_loss_bits(model, step: Any, M: int, c_tilde: Any = None, exceptional: l
                 w = gain * np.conj(u) * v
                 S[i, c], A[i, c] = cinv @ w, float(np.abs(w).sum())
         err = {key: A[key] + np.abs(val) for key, val in S.items()}  # a block's error, in units
-        beta = (1 + z) / 2
+        beta = beta_of(NUMBERS, z)
         if r:
             T = np.stack([np.stack([S[i + 1, c + 1] for c in range(r)], -1) for i in range(r)], -2)
             W = np.eye(r)[None] + beta[:, None, None] * T

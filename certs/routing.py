@@ -20,6 +20,7 @@ from typing import Any
 
 from flint import acb, arb, ctx, fmpq
 
+from ..algorithms.s4.bilinear_map import NUMBERS, rate
 from ..algorithms.s4.correction import is_singular
 from ..algorithms.s4.dplr import DPLR
 from ..algorithms.s4.filter import correction_at
@@ -77,7 +78,7 @@ def exact_partition(model: DPLR, step: Any) -> list[int] | None:
     """The j with lambda_j = -2/step: exactly for exact entries, by the ball itself for a
     ball entry (which can only be certainly different); None when a ball entry contains
     -2/step, so its input precision cannot decide.  The step must be exact."""
-    a = 2 / _parts(step)[0]
+    a = rate(NUMBERS, _parts(step)[0])
     out = []
     for j, lam in enumerate(model.Lambda):
         if type(lam) in BINARY64 and math.isfinite(lam.real) and math.isfinite(lam.imag) and lam.imag != 0:
@@ -100,7 +101,7 @@ def exact_collisions(model: DPLR, step: Any, M: int, exceptional: list[int]) -> 
     roots of unity, exactly.  The grid's Gaussian-rational points are 1, -1 (M >= 2) and
     +-i (M >= 4), and mu = 1 iff lambda = 0, mu = -1 never (a != 0), mu = i iff
     lambda = -i a, mu = -i iff lambda = i a."""
-    a = 2 / _parts(step)[0]
+    a = rate(NUMBERS, _parts(step)[0])
     out = []
     skip = set(exceptional)
     for j, lam in enumerate(model.Lambda):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..linalg import LU, dot, lu, lu_solve
 from ..result import Result, Status
+from .bilinear_map import half_step
 
 
 @dataclass
@@ -61,7 +62,7 @@ def factor(F, A: list[list], delta) -> Result:
     N = len(A)
     if N < 1 or any(len(row) != N for row in A):
         raise ValueError(f"bilinear: A must be N x N with N >= 1, got {N} rows")
-    alpha = F.div(delta, F.const(2))
+    alpha = half_step(F, delta)
     G = [[F.sub(F.one() if i == j else F.zero(), F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]
     f = lu(F, G)
     if not f.ok:

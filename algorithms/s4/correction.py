@@ -21,12 +21,12 @@ kernels (``vec_mul``, ``vec_inverses``, ..., ``roots_of_unity``), falling back t
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from fractions import Fraction
 from typing import Any, Callable
 
 from ...arith import Truth
 from ..linalg import cdot, dot, lu, lu_solve
 from ..result import Result, Status
+from . import bilinear_map
 
 
 def minus_one_index(M: int) -> int | None:
@@ -34,9 +34,7 @@ def minus_one_index(M: int) -> int | None:
     return M // 2 if M >= 2 else None
 
 
-def beta(F, z, two=None) -> Any:
-    """beta = (1 + z)/2 (``two``: F.const(2), when the caller already holds it)."""
-    return F.div(F.add(F.one(), z), two if two is not None else F.const(2))
+beta = bilinear_map.beta
 
 
 def at(blocks: Mapping, k: int) -> dict:
@@ -142,7 +140,7 @@ def each_root(F, blocks: Mapping, M: int, r: int,
 
 def betas(F, M: int) -> list:
     """beta_k = (1 + z_k)/2 for every root of the M-point grid."""
-    return F.vec_scale(F.const(Fraction(1, 2)), F.vec_shift(F.one(), F.roots_of_unity(M)))
+    return bilinear_map.betas(F, F.roots_of_unity(M))
 
 
 def _invert_all(F, W: list[list], r: int) -> tuple[list[list], set]:

@@ -42,7 +42,7 @@ from ...arith.midrad import MR, RangeError, sum_upper, up
 from ..dft import next_power_of_two
 from ..linalg import dot
 from ..result import OK, Result, Status, undecided
-from . import correction
+from . import bilinear_map, correction
 from .dplr import DPLR, check_length
 from .filter import setup
 from .constants import constant_bounds
@@ -234,7 +234,7 @@ def disk_setup(model: DPLR, step: Any, L: int, c_tilde, exceptional, prec: int) 
 def betas_of(Z: Any, disks: Any = MR) -> Any:
     """The disks of beta_k = (1 + z_k)/2 from the roots' disks Z of the class ``disks`` (the
     halving exact)."""
-    return Z.add(disks.exact(np.ones(len(Z)))).scale(0.5)
+    return bilinear_map.beta_disks(Z, disks)
 
 
 def transfer_disks(blocks: dict, Z: Any, r: int, skip, disks: Any = MR) -> tuple[Any, list]:

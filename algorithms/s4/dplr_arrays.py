@@ -31,6 +31,7 @@ import numpy as np
 from ...arith.double_double import DD, concat, normalized
 from ...arith.midrad import MR
 from ..dft import next_power_of_two
+from . import bilinear_map
 from .dplr import check_length
 from .midrad import cauchy_direct_midrad
 from .layer_pass import _HeadFailed, _Prepared, run_heads
@@ -104,7 +105,8 @@ def setup_arrays(a: DPLRArrays, check_g: bool) -> ArraySetup:
     r = len(a.P)
     why: dict[int, str] = {}
     ok = np.ones(H, dtype=bool)
-    s = a.lam.add(DD.exact(np.full(a.lam.rh.shape, 2.0)))
+    rate = bilinear_map.rate(bilinear_map.NUMBERS, 1.0)            # the step is folded into lambda, B, P
+    s = bilinear_map.shift_disks(a.lam, rate, DD)
     nonzero = _heads_with(_clear_of_zero(s))
     for h in np.flatnonzero(ok & ~nonzero):
         why[int(h)] = "some 2 + lambda_j is not certainly nonzero (an exceptional index?)"
@@ -112,8 +114,7 @@ def setup_arrays(a: DPLRArrays, check_g: bool) -> ArraySetup:
     # heads not decided get a harmless divisor (their results are never read)
     s = _where_heads(ok, s, DD.exact(np.full(s.rh.shape, 2.0)))
     inv_s = s.inv()
-    mu = DD.exact(np.full(s.rh.shape, 2.0)).sub(a.lam).mul(inv_s)
-    g = inv_s.mul(DD.exact(np.full(s.rh.shape, -2.0)))
+    mu, g = bilinear_map.poles_gains_disks(a.lam, inv_s, rate, DD)
     gv = {"B": g.mul(a.B), **{k: g.mul(a.P[k]) for k in range(r)}}
     shared = {}
     for i in range(r):

@@ -24,6 +24,7 @@ from ...arith import ExactField
 from ...arith.gaussian import (fraction_of, integer_form, krylov_values, matrix_power, power_times, real_column,
                               real_matrix)
 from ..result import Result, Status
+from .bilinear_map import NUMBERS, half_step
 from .dplr import DPLR, check_length
 
 Parts = tuple[Fraction, Fraction]
@@ -65,7 +66,7 @@ def exact_kernel_by_powers(model: DPLR, step: Any, L: int, c_tilde: list | None 
     L = check_length(L)
     M = 1 << max(0, (L - 1).bit_length())
     (h, _), = _parts([step])
-    alpha = h / 2
+    alpha = half_step(NUMBERS, h)
     A = real_matrix(dense_a(model))
     n = A.nrows()
     one = fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
@@ -93,7 +94,8 @@ def exact_c_tilde(model: DPLR, step: Any, M: int) -> Result:
     A = real_matrix(dense_a(model))
     n = A.nrows()
     one = fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
-    aA = A * fmpq((h / 2).numerator, (h / 2).denominator)
+    alpha = half_step(NUMBERS, h)
+    aA = A * fmpq(alpha.numerator, alpha.denominator)
     G = one - aA
     if G.rank() < n:
         return Result(Status.SINGULAR_BILINEAR, None)

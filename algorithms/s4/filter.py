@@ -24,7 +24,7 @@ from .c_tilde import c_tilde as form_c_tilde
 from .dplr import DPLR, check_length, in_field, read_step
 from ..linalg import dot
 from ..result import Result, Status, undecided, zero_partition
-from . import correction
+from . import bilinear_map, correction
 
 CAUCHY_ROUTES = ("tree", "direct", "fast")
 #: the version of the sequence of field operations ``filter_kernel`` performs on each
@@ -88,11 +88,11 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
         if len(Ct) != model.N:
             raise ValueError(f"c_tilde: expected {model.N} entries, got {len(Ct)}")
     r = model.r
-    a = F.div(F.const(2), delta)
-    half_delta = F.div(delta, F.const(2))
+    a = bilinear_map.rate(F, delta)
+    half_delta = bilinear_map.half_step(F, delta)
 
     # the partition lambda_j = -a, exactly (or undecided)
-    shifted = [F.add(a, l) for l in m.lam]
+    shifted = [bilinear_map.shift(F, a, l) for l in m.lam]
     if exceptional is None:
         exceptional, regular, unknown = zero_partition(F, shifted)
         if unknown:
@@ -102,8 +102,8 @@ def setup(F, model: DPLR, step, M: int, c_tilde: list | None = None,
         if any(not 0 <= j < model.N for j in exceptional):
             raise ValueError(f"exceptional: indices must lie in 0..{model.N - 1}")
         regular = [j for j in range(model.N) if j not in set(exceptional)]
-    poles = [F.div(F.sub(a, m.lam[j]), shifted[j]) for j in regular]
-    gains = [F.div(F.const(-2), shifted[j]) for j in regular]
+    poles = [bilinear_map.pole(F, a, m.lam[j], shifted[j]) for j in regular]
+    gains = [bilinear_map.gain(F, shifted[j]) for j in regular]
 
     Pc = [[row[i] for row in m.P] for i in range(r)]
     Qc = [[row[i] for row in m.Q] for i in range(r)]

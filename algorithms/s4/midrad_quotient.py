@@ -33,6 +33,7 @@ from ...arith.double_double import DD, add_pairs, mul_pairs, normalized
 from ...arith.midrad import MR, U, roots_of_unity, sum_upper, up
 
 from . import correction
+from . import bilinear_map
 from .disk_filter import DiskArrays, betas_of
 
 #: the weight keys of x, u, v and T for r = 1
@@ -158,9 +159,9 @@ def quotient_weights(st: Any, mu: DD, weights: list[DD]) -> tuple[DD, DD]:
         left = _stack([ax, aT, au, av])                 # the factors of T', x', v', u'
         prod = left.mul(S)
         e = prod[:, 0].add(prod[:, 1]).sub(prod[:, 2].add(prod[:, 3]))
-    half_one_mu = mu.add(DD.exact(np.ones(n))).scale(0.5)
+    half_one_mu = bilinear_map.beta_disks(mu, DD)                      # beta(mu) = (1 + mu)/2
     nu = ax.add(e.mul(half_one_mu))
-    n0 = cauchy_at_poles(DD.exact(np.ones((1, n))), e.reshape(n, 1)).reshape(1).scale(0.5)   # (1/2) sum_i e_i
+    n0 = cauchy_at_poles(DD.exact(np.ones((1, n))), e.reshape(n, 1)).reshape(1).scale(0.5)   # beta(z) - beta(mu) = (z - mu)/2
     return nu, n0
 
 

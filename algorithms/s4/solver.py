@@ -14,6 +14,7 @@ from .. import woodbury
 from ..linalg import cdot, dot, lu, lu_solve
 from ..result import Result, Status, undecided, zero_partition
 from .bilinear import discretize
+from .bilinear_map import half_step
 from .dplr import DPLR, FieldModel, as_vector, in_field, read_step
 
 
@@ -108,7 +109,7 @@ def structured_solver(F, model: DPLR, step, adjoint: bool = False) -> tuple[Resu
     as a Result; the model in F; the step in F).  Statuses as in ``BilinearSolver.prepare``."""
     m = in_field(F, model)
     delta = read_step(F, step)
-    alpha = F.div(delta, F.const(2))
+    alpha = half_step(F, delta)
     if adjoint:  # A* = conj(Lambda) - Q P*
         res = BilinearSolver.prepare(F, [F.conj(l) for l in m.lam], m.Q, m.P, alpha)
     else:

@@ -300,7 +300,7 @@ def _exponents(top: np.ndarray) -> np.ndarray:
     """Per row, an integer E >= _EXP_FLOOR with every |entry| < 2^E (``top``: the row maxima)."""
     if not (np.all(np.isfinite(top)) and float(np.max(top, initial=0.0)) < 2.0 ** _EXP_CEIL):
         raise ArithmeticError("a table entry is not finite or exceeds 2^400")
-    return np.maximum(np.frexp(top)[1], _EXP_FLOOR)
+    return np.where(top > 0, np.maximum(np.frexp(top)[1], _EXP_FLOOR), _EXP_FLOOR)
 
 
 def _slices(x: np.ndarray, e: np.ndarray, beta: int) -> list[np.ndarray]:

@@ -34,7 +34,8 @@ from typing import Any
 
 from ..algorithms.models.hippo_dplr import dplr as hippo_dplr
 from ..algorithms.s4.dplr import check_length
-from . import cli_certificate, cli_compare, cli_count, cli_files, cli_help, cli_forward, cli_lmu, limits, plot
+from . import cli_certificate, cli_compare, cli_count, cli_files, cli_help, cli_forward, cli_lmu, cli_options, limits, plot
+from .cli_options import MAX_ARG_CHARS
 from .audit.report import audit_kernel_file
 from .checkpoint import command as model_command
 from .errors import CertificationError
@@ -47,10 +48,16 @@ from .io.params import load_params
 from .kernel import certify_kernel
 from .progress import Progress
 
-#: the longest number read from the command line, in characters
-MAX_ARG_CHARS = 1000
+_positive_int, _positive_eps = cli_options.positive_int, cli_options.positive_eps
 #: kernel values printed by ``s4cert kernel``
 SHOWN_VALUES = 5
+#: s4cert kernel --arithmetic (ball mode): each choice and what it runs
+KERNEL_ARITHMETIC = {
+    "auto": "the disks below in that order, each where it can reach eps, then balls",
+    "ball": "ball arithmetic, the precision raised until every radius <= eps",
+    "float64": "the filter on float64 disks (about 1e-15 max|K|), refused when their radii miss eps",
+    "double-double": "double-double disks (about 1e-28 max|K|), likewise",
+    "triple-double": "triple-double disks (about 1e-43 max|K|), likewise"}
 EXIT_CODES = ("exit codes: 0 done (certified), 1 not certified (reason on stderr), "
               "2 usage mistake or bad input (one line on stderr), 130 interrupted, "
               f"{cli_help.EXIT_BROKEN_PIPE} stdout closed by its reader (e.g. | head); "
@@ -59,17 +66,6 @@ EXIT_CODES = ("exit codes: 0 done (certified), 1 not certified (reason on stderr
 
 class UsageError(Exception):
     """A user mistake: one line on stderr, exit 2."""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        check_number_text(text, "value", MAX_ARG_CHARS)
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
-    return v
 
 
 def _positive_number(text: str) -> str:
@@ -84,19 +80,6 @@ def _positive_number(text: str) -> str:
         why = " as a float64 (decimals here name a float64; p/q is read exactly)" \
             if isinstance(v, float) and v == 0 and not text.strip().startswith("-") else ""
         raise argparse.ArgumentTypeError(f"expected a finite number > 0{why}, got {text[:40]}")
-    return text
-
-
-def _positive_eps(text: str) -> str:
-    """An eps kept as text and read exactly later: integers, "p/q" and decimals of any
-    exponent ("1e-400" is 10^-400)."""
-    try:
-        v = parse_number(text, "value", MAX_ARG_CHARS)
-    except (ValueError, ZeroDivisionError) as e:
-        raise argparse.ArgumentTypeError(str(e) if "exponent" in str(e) or "characters" in str(e)
-                                         else f"expected a number, got {text[:40]!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text[:40]}")
     return text
 
 
@@ -129,8 +112,7 @@ def _version() -> str:
         return "unknown"
 
 
-def _json_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout (nothing else there)")
+_json_flag = cli_options.add_json
 
 
 def _force_flag(p: argparse.ArgumentParser, what: str = "") -> None:
@@ -150,9 +132,7 @@ def _kernel_parser(sub) -> None:
     k.add_argument("--rank", type=_positive_int, default=None, help="rank r of the built-in model (default 1)")
     k.add_argument("-L", type=_positive_int, default=None, help="kernel length (default: the file's, else 64)")
     k.add_argument("--step", type=_positive_number, default=None, help="step size (default: the file's, else 0.01)")
-    k.add_argument("--eps", type=_positive_eps, default="1e-12",
-                   help="bound on every radius: integer, p/q or decimal of any exponent, read exactly "
-                        "(default 1e-12)")
+    cli_options.add_eps(k, "1e-12", "1e-12", "max|K|")
     k.add_argument("--mode", choices=["ball", "a-priori", "exact"], default="ball",
                    help="ball: ball arithmetic, precision raised until every radius <= eps; a-priori: a "
                         "rounded circuit with a proven error bound; exact: exact rationals (radius 0; "
@@ -164,19 +144,17 @@ def _kernel_parser(sub) -> None:
                    help="write the kernel file here: JSON (s4cert.kernel/1), or the binary format "
                         "(s4cert.kernel.npz/1, lossless, for large kernels) when the name ends in .npz")
     k.add_argument("--npz", metavar="FILE.npz", help="write the float64 mid and rad arrays here")
-    k.add_argument("--max-prec", type=_positive_int, default=1 << 16, help="ball precision limit in bits (default 65536)")
+    cli_options.add_max_prec(k)
     _force_flag(k, "; a-priori mode: also above the 2^24-bit circuit limit")
     k.add_argument("--counts", dest="counts", action="store_true", default=None,
                    help="measure operation counts even for large N + L")
     k.add_argument("--no-counts", dest="counts", action="store_false", help="skip the counted run")
     k.add_argument("--cauchy", choices=["auto", "tree", "direct", "fast"], default="auto",
-                   help="Cauchy route of the certifying ball run (default auto)")
+                   help="Cauchy sums of the ball run: tree (exact product tree, O((N+L) log^2)), direct "
+                        "(O(N L)), fast (hierarchical arcs, each sum to eps/kappa), or auto (the one the "
+                        "measured cost model predicts fastest) (default auto)")
     k.add_argument("--exact-route", choices=["auto", "powers", "filter"], default="auto", help="exact mode: powers of Abar on integer matrices (auto) or the filter over Q(zeta)")
-    k.add_argument("--arithmetic", choices=["auto", "ball", "float64", "double-double", "triple-double"], default="auto",
-                   help="ball mode: the filter on float64, double-double (about 1e-28 max|K|) or "
-                        "triple-double (about 1e-43 max|K|) disks, refused when their radii miss eps; "
-                        "ball arithmetic; or auto: those disks in that order, each where it can reach "
-                        "eps, then balls (default auto)")
+    cli_options.add_arithmetic(k, KERNEL_ARITHMETIC)
     cli_certificate.add_flag(k)
     _json_flag(k)
     k.add_argument("--quiet", action="store_true", help="no progress display and no estimate")
@@ -308,8 +286,19 @@ def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: fl
               "writes them all)")
 
 
+def _relative_eps(args, model, step, L: int, c_tilde, rel: Fraction, progress) -> Fraction:
+    """``--eps E --relative``: E times a certified lower bound of max|K|, from a first run
+    at a coarse eps (2^-20 absolute, float64 disks where they reach it)."""
+    progress("max|K| for --relative")
+    rough = certify_kernel(model, step, L, Fraction(1, 1 << 20), c_tilde=c_tilde, max_prec=args.max_prec,
+                           counts=False, progress=progress)
+    return cli_options.relative_to(rel, cli_options.max_abs_lower(rough.mid, rough.rad), "max|K|")
+
+
 def cmd_kernel(args) -> int:
     _check_options(args)
+    if args.relative and args.certificate_only:
+        raise UsageError("--relative does not apply to --certificate-only (its eps is absolute)")
     if args.certificate_only:
         return cli_certificate.cmd_certificate(args, _number, _model_and_defaults, _print_json)
     check_targets({"--out": args.out, "--npz": args.npz}, inputs=(args.params,))
@@ -321,6 +310,8 @@ def cmd_kernel(args) -> int:
     progress = Progress(enabled=not (args.quiet or args.json))
     t0 = time.perf_counter()
     try:
+        if args.relative:
+            eps = _relative_eps(args, model, step, L, c_tilde, eps, progress)
         ck = certify_kernel(model, step, L, eps, mode=args.mode, c_tilde=c_tilde, max_prec=args.max_prec,
                             force=args.force, counts=counts, cauchy=args.cauchy,
                             arithmetic=args.arithmetic, progress=progress, exact_route=args.exact_route)

@@ -70,6 +70,27 @@ class CompareReport:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class ModuleCompare:
+    """A checkpoint module's kernels against another implementation's (``certify_model``
+    with ``compare``): certified ``[lo, hi]`` bounds of ``max_error`` = max |other - K|,
+    of ``max_abs_K`` and of their ratio ``relative``; ``error``, the estimate
+    max |other - mid|; ``tightened``, how kernels were certified again (None if not)."""
+
+    max_error: tuple[float, float]
+    max_abs_K: tuple[float, float]
+    relative: tuple[float, float]
+    error: float
+    key: str | None = None
+    tightened: dict | None = None
+
+    @classmethod
+    def of(cls, entry: dict) -> "ModuleCompare":
+        """From the report's ``compare`` entry of a module."""
+        return cls(tuple(entry["max_error"]), tuple(entry["max_abs_K"]), tuple(entry["relative"]),
+                   entry["error"], entry.get("key"), entry.get("tightened"))
+
+
 def tightened_text(t: dict) -> str:
     """One line saying how the kernel was certified again (or why not)."""
     fr = t["from"]

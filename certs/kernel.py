@@ -39,6 +39,8 @@ from .float64_route import ARITHMETIC_CHOICES, certificate_of, disk_kernel, disk
 from .io.numbers import rational_string
 
 MODES = ("ball", "a-priori", "exact")
+#: the ball precision limit in bits of every certification (certify_kernel, certify_model and
+#: the command's --max-prec): a limit, not a target; runs stop at the precision eps needs
 DEFAULT_MAX_PREC = 1 << 16
 #: the a-priori mode refuses circuits needing more bits than this unless forced
 DEFAULT_APRIORI_LIMIT = 1 << 24

@@ -1,11 +1,10 @@
 """``s4cert model FILE ...``: certify every kernel of a checkpoint (see README)."""
 from __future__ import annotations
 
-import inspect
-import math
+import json
 import sys
 
-from ..io.numbers import parse_number
+from .. import cli_options
 from ..progress import Progress
 from ..cli_files import with_flags
 from .layouts import DISCRETIZATIONS, TRANSFORMS
@@ -13,8 +12,10 @@ from .model import certify_model, save_report
 from .tighten import tightened_line
 
 
-#: the precision limit of ``s4cert model`` (certify_model's default)
-MODEL_MAX_PREC = inspect.signature(certify_model).parameters["max_prec"].default
+#: s4cert model --arithmetic: each choice and what it runs
+MODEL_ARITHMETIC = {"auto": "float64 disks first (then double-double and triple-double disks for DPLR "
+                            "kernels), balls where they miss eps",
+                    "ball": "balls only"}
 
 
 def add_settings(p) -> None:
@@ -37,8 +38,7 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("file", help="the checkpoint file")
     m.add_argument("-L", type=positive_int, default=None,
                    help="kernel length (default: the module's l_kernel or a recorded l_max)")
-    m.add_argument("--eps", type=positive_number, default=None,
-                   help="absolute bound on every radius (default 1e-13 * max|K| per module)")
+    cli_options.add_eps(m, None, "1e-13 * max|K| per kernel", "max|K| per kernel")
     add_settings(m)
     m.add_argument("--out", default=None, help="write the report (JSON, s4cert.model-report/1)")
     m.add_argument("--kernels", default=None, help="write <prefix>.mid and <prefix>.rad arrays (npz)")
@@ -56,23 +56,10 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     m.add_argument("--out-dir", default=None,
                    help="keep every finished group of kernels here (atomic files); a rerun with "
                         "the same directory skips what is already certified and verified")
-    m.add_argument("--arithmetic", choices=("auto", "ball"), default="auto",
-                   help="auto: float64 disks first for diagonal kernels, balls where they miss eps; "
-                        "ball: balls only")
-    m.add_argument("--max-prec", type=positive_int, default=MODEL_MAX_PREC,
-                   help=f"ball precision limit in bits (default {MODEL_MAX_PREC}, certify_model's; "
-                        "s4cert kernel's is 65536)")
+    cli_options.add_arithmetic(m, MODEL_ARITHMETIC)
+    cli_options.add_max_prec(m)
+    cli_options.add_json(m)
     m.add_argument("--quiet", action="store_true", help="no progress display")
-
-
-def _float_eps(text: str) -> float:
-    """--eps read exactly, then as the float64 the model report stores (refused when that
-    float is 0 or is infinite: the bound would change)."""
-    q = parse_number(text, "--eps")
-    e = float(q) if abs(q) < 2 ** 1024 else math.inf
-    if not 0 < e < math.inf:
-        raise ValueError(f"--eps {text.strip()[:40]}: outside the float64 range the model report stores eps in")
-    return e
 
 
 def cmd_model(args, number) -> int:
@@ -89,15 +76,17 @@ def cmd_model(args, number) -> int:
         raise ValueError(f"{args.file}: an output path is the input checkpoint")
     if args.scheduler is not None and args.workers != 1:
         raise ValueError("--scheduler and --workers exclude each other (the cluster has its workers)")
-    progress = Progress(enabled=not args.quiet)
+    progress = Progress(enabled=not (args.quiet or args.json))
 
     def show(done: int, total: int, seconds: float) -> None:
         eta = f", about {seconds / done * (total - done):.0f}s left" if 0 < done < total and seconds > 0 else ""
         width = 30
         bar = "#" * (width * done // max(total, 1))
         progress(f"[{bar:<{width}}] {done}/{total} kernels{eta}")
-    eps = None if args.eps is None else _float_eps(args.eps)
-    report = certify_model(args.file, L=args.L, eps=eps, disc=args.disc, dt_transform=args.dt_transform,
+    eps = cli_options.exact_eps(args)
+    if eps is not None and not args.relative:
+        eps = cli_options.float_below(eps, "--eps", "the model report")
+    report = certify_model(args.file, L=args.L, eps=eps, relative=args.relative, disc=args.disc, dt_transform=args.dt_transform,
                            real_transform=args.real_transform, imag_transform=args.imag_transform,
                            compare=args.compare, key=args.key, workers=args.workers,
                            scheduler=args.scheduler, out_dir=args.out_dir, arithmetic=args.arithmetic,
@@ -115,6 +104,9 @@ def cmd_model(args, number) -> int:
             print(f"s4cert: {tightened_line(k.prefix or '(top level)', k.info['compare']['tightened'])}",
                   file=sys.stderr)
     save_report(report, args.out, args.kernels)
+    if args.json:
+        sys.stdout.write(json.dumps(report.document, indent=1, allow_nan=False) + "\n")
+        return 0 if report.ok else 1
     for k in report.kernels:
         line = (f"{k.prefix or '(top level)'}: {k.layout}, {k.disc}, channels {k.channels}, H {k.H}, "
                 f"N {k.N}, L {k.L}: ")

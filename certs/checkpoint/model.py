@@ -11,9 +11,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..compare import read_other
+from ..compare import ModuleCompare, read_other
 from ..io.atomic import atomic_write
 from ..io.numbers import rational_string
+from ..io.numbers import short_text
+from ..kernel import DEFAULT_MAX_PREC
+from ..relative_eps import float_below, max_abs_lower
 from .certify import ModuleKernels, module_channels, module_heads
 from .layouts import KernelModule, find_kernel_modules, resolve_settings
 from .reader import read_checkpoint
@@ -40,12 +43,20 @@ class ModelReport:
     def ok(self) -> bool:
         return all(k.status == "ok" for k in self.kernels)
 
+    @property
     def document(self) -> dict:
+        """The report as written by ``save_report`` (``s4cert.model-report/1``)."""
         return {"format": REPORT_FORMAT, "file": os.path.basename(self.path), "file_format": self.format,
                 "options": {k: v for k, v in self.options.items() if v is not None},
                 "kernels": [k.entry() | ({"compare": k.info["compare"]} if "compare" in k.info else {})
                             for k in self.kernels]}
 
+    @property
+    def compare(self) -> dict[str, ModuleCompare]:
+        """Each compared module's certified errors (by prefix, ``""`` at the top level)."""
+        return {k.prefix: ModuleCompare.of(k.info["compare"]) for k in self.kernels if "compare" in k.info}
+
+    @property
     def kernel_arrays(self) -> dict[str, np.ndarray]:
         """``<prefix>.mid`` and ``<prefix>.rad`` for every certified module."""
         out = {}
@@ -67,9 +78,9 @@ def save_report(report: ModelReport, out: str | None = None, kernels: str | None
     """Write the report (JSON) and/or the kernels (npz), atomically, together."""
     items = []
     if out:
-        items.append((out, (json.dumps(report.document(), indent=1, allow_nan=False) + "\n").encode()))
+        items.append((out, (json.dumps(report.document, indent=1, allow_nan=False) + "\n").encode()))
     if kernels:
-        items.append((kernels, npz_bytes(report.kernel_arrays())))
+        items.append((kernels, npz_bytes(report.kernel_arrays)))
     if items:
         atomic_write(items)
 
@@ -136,15 +147,19 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
                   dt_transform: str | None = None, real_transform: str | None = None,
                   imag_transform: str | None = None, compare: Any = None, key: str | None = None,
                   workers: int = 1, scheduler: str | None = None, out_dir: str | None = None,
-                  arithmetic: str = "auto", max_prec: int = 4096, tighten: bool = True,
-                  progress: Callable[[int, int, float], None] | None = None) -> ModelReport:
+                  arithmetic: str = "auto", max_prec: int = DEFAULT_MAX_PREC, tighten: bool = True,
+                  progress: Callable[[int, int, float], None] | None = None,
+                  relative: bool = False) -> ModelReport:
     """Certify every kernel module of a checkpoint (``.pt``, ``.ckpt``, ``.safetensors``,
     ``.npz``).
 
     Settings the file does not record come from the options, else from the reference
     classes' defaults (listed per module under ``assumed``).  ``L`` defaults to the
     module's ``l_kernel`` or a recorded ``l_max``.  ``eps`` is an absolute bound on every
-    radius (default ``1e-13 * max|K|`` per module).  ``compare`` (an npz/npy file or an
+    radius (default ``1e-13 * max|K|`` per kernel); with ``relative``, eps times max|K|: a
+    first run at the default gives each kernel a certified lower bound of max|K|, and a
+    module whose radii miss eps times the smallest of them is certified again at that
+    absolute eps (``_relative``).  ``compare`` (an npz/npy file or an
     array of shape (channels, H, L)) adds certified intervals for ``max |other - K|``, for
     ``max |K|`` and for their ratio; with ``tighten`` (the default) the kernels whose radius
     is within 100x of that error are certified again on a tighter route
@@ -153,9 +168,13 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
     a Dask LocalCluster of that many processes (a process pool without Dask),
     ``scheduler`` on an existing Dask cluster; ``out_dir`` keeps every finished group and
     lets a later run resume.  ``progress(done, total, seconds)`` counts kernels.
-    ``arithmetic="ball"`` skips the float64 route.  Raises ValueError for bad input; a
+    ``arithmetic="ball"`` skips the float64 route.  ``max_prec``: the ball precision limit in
+    bits (``DEFAULT_MAX_PREC``, the same as ``certify_kernel``'s and the command's).  Raises ValueError for bad input; a
     module that cannot be certified has ``status = "refused"`` with the reason.
     """
+    if relative and eps is None:
+        raise ValueError("relative needs eps (the relative bound)")
+    rel, eps = (Fraction(eps), None) if relative else (None, eps)
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"workers must be an integer in [1, {MAX_WORKERS}], got {workers!r}")
     if out_dir is not None:
@@ -178,27 +197,66 @@ def certify_model(path: Any, *, L: int | None = None, eps: Any = None, disc: str
         length = L if L is not None else default_length(mod, ck.hyper_parameters)
         if length is None:
             raise ValueError(f"module {mod.prefix!r}: the checkpoint does not record the kernel length; give -L")
-        # the float64 passes (a diagonal module's, and a DPLR module's set-up on arrays) are
-        # vectorized over the heads; ball runs (asked for, or forced by an eps no float64
-        # disk can meet) and DPLR heads set up in balls are not
-        vectorized = arithmetic != "ball" and (eps is None or float(eps) >= FLOAT64_GROUP_EPS) \
-            and (mod.kind == "diag" or arrays_apply(mod, length))
-        per_head = module_channels(mod) * length if vectorized else 0
-        for heads in head_groups(module_heads(mod), per_head):
-            tasks.append(Task(index, mod, length, None if eps is None else float(eps), max_prec, heads, arithmetic))
+        tasks += _module_tasks(index, mod, length, None if eps is None else float(eps), max_prec, arithmetic)
     others = _load_others(compare, key, len(mods)) if compare is not None else None
     done, counts = run_all(tasks, runner, out_dir, progress)
     results = [_join([r for t, r in zip(tasks, done) if t.index == m]) for m in range(len(mods))]
+    if rel is not None:
+        results = _relative(results, tasks, rel, runner, out_dir, progress, counts)
     for m, res in enumerate(results):
         if others is not None and res.status == "ok":
             task = next(t for t in tasks if t.index == m)
             res.info["compare"] = compare_module(res, others(res), task.module, m, runner, max_prec, arithmetic,
                                                  tighten, key)
     opts = dict(options, L=L, eps=None if eps is None else float(eps), compare=None if compare is None else str(compare),
-                key=key)
+                key=key, relative_eps=None if rel is None else short_text(rel))
     report = ModelReport(str(path), ck.format, results, opts)
     report.tasks = counts
     return report
+
+
+def _module_tasks(index: int, mod: KernelModule, length: int, eps: float | None, max_prec: int,
+                  arithmetic: str) -> list[Task]:
+    """The tasks (groups of heads) of one module."""
+    # the float64 passes (a diagonal module's, and a DPLR module's set-up on arrays) are
+    # vectorized over the heads; ball runs (asked for, or forced by an eps no float64
+    # disk can meet) and DPLR heads set up in balls are not
+    vectorized = arithmetic != "ball" and (eps is None or eps >= FLOAT64_GROUP_EPS) \
+        and (mod.kind == "diag" or arrays_apply(mod, length))
+    per_head = module_channels(mod) * length if vectorized else 0
+    return [Task(index, mod, length, eps, max_prec, heads, arithmetic)
+            for heads in head_groups(module_heads(mod), per_head)]
+
+
+def _relative(results: list[ModuleKernels], tasks: list[Task], rel: Fraction, runner: Runner,
+              out_dir: str | None, progress: Any, counts: dict) -> list[ModuleKernels]:
+    """Each module certified at eps = rel times the smallest certified lower bound of
+    max|K| over its kernels (so every kernel's radius is below rel max|K| of that kernel):
+    the first run's kernels where they already meet it, else the module again at it."""
+    out = []
+    for m, res in enumerate(results):
+        if res.status != "ok":
+            out.append(res)
+            continue
+        lower = min((max_abs_lower(res.mid[c, h], res.rad[c, h]) for c in range(res.mid.shape[0])
+                     for h in range(res.mid.shape[1])), default=Fraction(0))
+        if lower <= 0:
+            res.status, res.reason = "refused", "eps relative to max|K|: a kernel's max|K| is not certified above 0"
+            out.append(res)
+            continue
+        target = float_below(rel * lower, "eps", "the model report")
+        if not float(np.max(res.rad, initial=0.0)) <= target:
+            first = next(t for t in tasks if t.index == m)
+            again = _module_tasks(m, first.module, first.L, target, first.max_prec, first.arithmetic)
+            done, more = run_all(again, runner, out_dir, progress)
+            for k, v in more.items():
+                counts[k] = counts.get(k, 0) + v
+            res = _join(done)
+        if res.status == "ok":
+            res.eps = target
+        res.info["relative_eps"] = short_text(rel)
+        out.append(res)
+    return out
 
 
 def _load_others(compare: Any, key: str | None, n_modules: int) -> Callable[[ModuleKernels], np.ndarray]:

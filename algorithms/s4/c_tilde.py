@@ -9,6 +9,10 @@ named methods.
 * ``"dense-squaring"``: Abar by elimination on the dense ``G = I - alpha A``
   (``s4.bilinear``; the field's ``"solve"`` primitive when it offers one), then the
   same squarings.
+* ``"contractive-squaring"`` (ball fields): for a dissipative model, float64 squarings on
+  BLAS with a certified 2-norm error bound (``s4.c_tilde_contractive``,
+  proofs/c_tilde_contractive.md), offered when the radius it adds is at most ``max_radius``
+  (default ``2^-prec``); otherwise, or when an assumption fails, ``"dense-squaring"``.
 
 The two squaring methods share every stage but how Abar is solved for, so a check of one
 by the other is a check of that solve.  ``c_from_c_tilde`` inverts the relation: the C
@@ -16,13 +20,18 @@ whose C~ is a given vector.
 """
 from __future__ import annotations
 
-from ...arith import check_power_of_two
+from ...arith import BallField, check_power_of_two
 from ..linalg import conj_transpose, solve
 from ..result import Result, Status, undecided
+from .c_tilde_contractive import contractive_c_tilde
 from .dplr import DPLR, in_field, read_step
 from .solver import bilinear, structured_solver
 
 METHODS = ("adjoint-steps", "structured-squaring", "dense-squaring")
+#: the methods for ball fields only
+BALL_METHODS = ("contractive-squaring",)
+#: the methods that form Abar^M as a matrix (``abar_power``)
+POWER_METHODS = ("structured-squaring", "dense-squaring")
 
 
 def _abar(F, model: DPLR, step, method: str) -> Result:
@@ -52,8 +61,8 @@ def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring"
     ``singular-bilinear-matrix``, ``undecided`` (``info["reason"]``)."""
     if not isinstance(M, int) or isinstance(M, bool) or M < 1:
         raise ValueError(f"M must be an integer >= 1, got {M!r}")
-    if method not in METHODS[1:]:
-        raise ValueError(f"abar_power: method must be one of {METHODS[1:]}, got {method!r}")
+    if method not in POWER_METHODS:
+        raise ValueError(f"abar_power: method must be one of {POWER_METHODS}, got {method!r}")
     res = _abar(F, model, step, method)
     if not res.ok:
         return res
@@ -66,13 +75,22 @@ def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring"
     return Result(Status.OK, P)
 
 
-def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps") -> Result:
+def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps", max_radius: float | None = None) -> Result:
     """``C~ = (I - Abar^M)* C`` of the model's C by ``method`` (see the module).
-    ``value``: the N entries of C~.  Statuses: ``singular-bilinear-matrix`` (G singular),
-    ``undecided`` (``info["reason"]``: a decision the field could not make)."""
+    ``value``: the N entries of C~; ``info["method"]`` the method that formed it.  Statuses:
+    ``singular-bilinear-matrix`` (G singular), ``undecided`` (``info["reason"]``: a decision
+    the field could not make).  ``max_radius``: see ``"contractive-squaring"``."""
     check_power_of_two(M)
-    if method not in METHODS:
-        raise ValueError(f"c_tilde: method must be one of {METHODS}, got {method!r}")
+    if method not in METHODS + BALL_METHODS:
+        raise ValueError(f"c_tilde: method must be one of {METHODS + BALL_METHODS}, got {method!r}")
+    if method == "contractive-squaring":
+        if not isinstance(F, BallField):
+            raise ValueError("c_tilde: the method 'contractive-squaring' needs a ball field")
+        limit = 2.0 ** -F.prec if max_radius is None else float(max_radius)
+        ct = contractive_c_tilde(F, model, step, M, limit)
+        if ct is not None:
+            return Result(Status.OK, ct, {"method": method})
+        method = "dense-squaring"
     if method == "adjoint-steps":
         res, m, _ = structured_solver(F, model, step, adjoint=True)
         if not res.ok:
@@ -81,12 +99,13 @@ def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps") -> Resu
         v = m.C
         for _ in range(M):
             v = S.apply_plus(S.solve(v))
-        return Result(Status.OK, [F.sub(c, x) for c, x in zip(m.C, v)])
+        return Result(Status.OK, [F.sub(c, x) for c, x in zip(m.C, v)], {"method": method})
     res = abar_power(F, model, step, M, method)
     if not res.ok:
         return res
     C = in_field(F, model).C
-    return Result(Status.OK, [F.sub(c, x) for c, x in zip(C, F.matvec(conj_transpose(F, res.value), C))])
+    return Result(Status.OK, [F.sub(c, x) for c, x in zip(C, F.matvec(conj_transpose(F, res.value), C))],
+                  {"method": method})
 
 
 def c_from_c_tilde(F, model: DPLR, step, M: int, c_tilde: list,

@@ -96,7 +96,7 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
         prec = max_prec  # the tree's estimate is not a bound: try at the limit
     if prec > max_prec:
         return BallRun("precision-limit", prec, None, f"eps = {eps_f:.3g} needs at least {prec} bits, "
-                        f"above the limit of {max_prec}; raise the precision limit")
+                        f"above the limit of {max_prec}; raise max_prec (--max-prec)")
     while True:
         progress(f"ball filter ({route}) at {prec} bits")
         # the tree's first pass lets the final transform round its inputs FIRST_PASS_DFT_SPARE
@@ -161,7 +161,7 @@ def ball_filter(model, step, L, eps: Fraction, c_tilde, exceptional, exact, max_
             return BallRun(res.status, prec, res, f"status {res.status} {res.info}")
         if next_prec > max_prec:
             return BallRun("precision-limit", prec, res,
-                            f"not certified within {max_prec} bits: {reason}; raise the precision limit")
+                            f"not certified within {max_prec} bits: {reason}; raise max_prec (--max-prec)")
         prec = next_prec
 
 

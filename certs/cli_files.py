@@ -4,9 +4,11 @@ messages use for the library's options.
 * Every output option has the suffixes of its format (:data:`OUTPUT_SUFFIXES`); a name
   with another suffix is refused before any work (a name without one is taken as given).
 * A file written by s4cert itself (a kernel file, a report) given where a checkpoint is
-  read is named for what it is, with the command that reads it (:func:`refuse_s4cert_file`).
-* A reason from the library that names an argument (``max_prec``, ``counts``) is given
-  the command's option instead (:func:`with_flags`).
+  read is named for what it is, with the command that reads it; so is a JSON file that
+  describes a checkpoint (a fixture's description), with the checkpoint it names
+  (:func:`refuse_s4cert_file`).
+* A reason from the library names the argument and the option (``max_prec (--max-prec)``,
+  ``counts=True (--counts)``); the command adds the limit it ran with (:func:`with_flags`).
 """
 from __future__ import annotations
 
@@ -38,6 +40,11 @@ S4CERT_KINDS = {
     "s4cert.forward-report/1": ("an s4cert forward report", "it is the output of s4cert forward; give the checkpoint"),
     "s4cert.lmu-audit/1": ("an s4cert lmu-audit report", "it is the output of s4cert lmu-audit; give the checkpoint"),
 }
+
+#: the suffixes of the checkpoints s4cert reads
+CHECKPOINT_SUFFIXES = ("pt", "ckpt", "safetensors", "npz")
+#: the largest JSON file read to tell whether it describes a checkpoint
+_DESCRIPTION_BYTES = 1 << 20
 
 _FORMAT = re.compile(rb'"format"\s*:\s*"(s4cert\.[A-Za-z0-9.-]+/[0-9]+)"')
 #: bytes read when looking for a file's format (the format comes first in s4cert's files)
@@ -91,21 +98,51 @@ def s4cert_format(path: Any) -> str | None:
         return None
 
 
+def description_of(path: Any) -> str | None:
+    """What a JSON file that describes a checkpoint is (a test fixture's description,
+    which lists its ``files``, or of its outputs, which names its ``checkpoint``), with
+    the checkpoint it names; None for any other file."""
+    path = os.fspath(path)
+    if not (path.lower().endswith(".json") and os.path.isfile(path)) or os.path.getsize(path) > _DESCRIPTION_BYTES:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    files = doc.get("files")
+    if isinstance(files, list) and files and all(isinstance(f, str) for f in files):
+        named = [f for f in files if f.rsplit(".", 1)[-1] in CHECKPOINT_SUFFIXES]
+        return "a checkpoint's description (JSON), not a checkpoint" + (
+            f"; give the checkpoint it lists, {named[0][:200]}" if named else "")
+    if isinstance(doc.get("checkpoint"), str):
+        return ("the description of a checkpoint's outputs (JSON), not a checkpoint; give its checkpoint, "
+                f"{doc['checkpoint'][:200]}")
+    return None
+
+
 def refuse_s4cert_file(command: str, args: Any) -> None:
-    """ValueError (one line) when the checkpoint a command reads is a file s4cert wrote."""
+    """ValueError (one line) when the checkpoint a command reads is a file s4cert wrote,
+    or a JSON description of a checkpoint."""
     attr = CHECKPOINT_INPUTS.get(command)
     path = getattr(args, attr, None) if attr else None
     fmt = s4cert_format(path) if path else None
     if fmt is not None:
         what, reader = S4CERT_KINDS[fmt]
         raise ValueError(f"{path}: {what} ({fmt}), not a checkpoint; {reader.format(path=path)}")
+    described = description_of(path) if path else None
+    if described is not None:
+        raise ValueError(f"{path}: {described}")
 
 
 def with_flags(reason: str, max_prec: int | None = None) -> str:
-    """A library reason in the command's words: the options that lift the limit."""
-    now = f" (now {max_prec} bits)" if max_prec is not None else ""
-    text = (reason.replace("raise the precision limit", f"raise --max-prec{now}")
-            .replace("ask for counts to measure them", "--counts measures them"))
+    """A library reason for the command: the limit ``--max-prec`` had (the reasons name
+    the argument and its option at the source, ``max_prec (--max-prec)``); a precision
+    limit whose reason names no option gets it."""
+    now = f", now {max_prec} bits" if max_prec is not None else ""
+    text = reason.replace("(--max-prec)", f"(--max-prec{now})")
     if "precision limit" in text and "--max-prec" not in text:
-        text += "; raise --max-prec"
+        text += f"; raise --max-prec (now {max_prec} bits)" if max_prec is not None else "; raise --max-prec"
     return text

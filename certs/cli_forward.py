@@ -3,13 +3,16 @@ checkpoint's forward pass or of its recurrent steps (:mod:`.forward`)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from decimal import ROUND_CEILING, ROUND_FLOOR
 
+from . import cli_options
 from .checkpoint.command import add_settings
 from .cli_lmu import _outward
 from .errors import CertificationError
-from .forward import PARTS, certify_forward
+from .forward import CONVOLUTIONS, PARTS, certify_forward
+from .io.numbers import json_value
 from .forward_layers import ACTIVATIONS
 from .io.atomic import check_targets
 from .progress import Progress
@@ -64,8 +67,11 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
                    help="the recurrent outputs (step() from the zero state), time last")
     f.add_argument("--part", choices=PARTS, default="both", help="which outputs: the model's, the SSM parts, "
                    "or both (default)")
-    f.add_argument("--eps", type=positive_number, default=None,
-                   help="absolute bound on every radius (default 1e-13 * max|y| per output array)")
+    cli_options.add_eps(f, None, "1e-13 * max|y| per output array", "max|y| over the output arrays")
+    f.add_argument("--convolution", choices=CONVOLUTIONS, default="auto",
+                   help="the causal convolutions: fft (a certified FFT convolution, exact integer parts "
+                        "and small rests), direct (compensated direct sums), or auto (the cheaper, and the "
+                        "direct sums where the FFT's radius misses eps) (default auto)")
     f.add_argument("--outputs", metavar="Y.npz", default=None,
                    help="write output.mid, output.rad and <prefix>.ssm.mid, <prefix>.ssm.rad")
     f.add_argument("--out", metavar="REPORT.json", default=None,
@@ -83,25 +89,35 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
     f.add_argument("--transposed", choices=("yes", "no"), default=None,
                    help="the module's layout (default: recorded, else the class default)")
     add_settings(f)
+    cli_options.add_json(f)
     f.add_argument("--quiet", action="store_true", help="no progress display")
     f.set_defaults(compare_key=None)
 
 
-def cmd_forward(args, number) -> int:
-    """Run ``s4cert forward``; ``number`` reads a command-line number exactly."""
+def cmd_forward(args, number=None) -> int:
+    """Run ``s4cert forward`` (``--eps`` read exactly, stored as the float64 below it)."""
     if args.compare is None and args.no_tighten:
         raise ValueError("--no-tighten goes with --compare")
     check_targets({"--outputs": args.outputs, "--out": args.out}, inputs=(args.file, args.input))
-    progress = Progress(enabled=not args.quiet)
+    progress = Progress(enabled=not (args.quiet or args.json))
     transposed = None if args.transposed is None else args.transposed == "yes"
+    eps = cli_options.exact_eps(args)
+    if eps is not None and not args.relative:
+        eps = cli_options.float_below(eps, "--eps", "the forward report")
+
+    def run(eps_abs: float | None):
+        return certify_forward(args.file, args.input, key=args.key, steps=args.steps, part=args.part,
+                               eps=eps_abs, l_max=args.l_max, time_last=args.time_last, activation=args.activation,
+                               transposed=transposed, disc=args.disc, dt_transform=args.dt_transform,
+                               real_transform=args.real_transform, imag_transform=args.imag_transform,
+                               compare=args.compare, compare_key=args.compare_key, against=args.against,
+                               tighten=not args.no_tighten, progress=progress, convolution=args.convolution)
     try:
-        report = certify_forward(args.file, args.input, key=args.key, steps=args.steps, part=args.part,
-                                 eps=None if args.eps is None else float(number(args.eps)), l_max=args.l_max,
-                                 time_last=args.time_last, activation=args.activation, transposed=transposed,
-                                 disc=args.disc, dt_transform=args.dt_transform,
-                                 real_transform=args.real_transform, imag_transform=args.imag_transform,
-                                 compare=args.compare, compare_key=args.compare_key, against=args.against,
-                                 tighten=not args.no_tighten, progress=progress)
+        report = run(None if args.relative else eps)
+        if args.relative:  # E times a certified lower bound of max|y|, the smallest over the arrays
+            lower = min(cli_options.max_abs_lower(d.mid, d.rad) for d in report.outputs.values())
+            report = run(cli_options.float_below(cli_options.relative_to(eps, lower, "max|y|"), "--eps",
+                                                 "the forward report"))
     except CertificationError as e:
         progress.done()
         print(f"s4cert: not certified: {e}", file=sys.stderr)
@@ -113,6 +129,9 @@ def cmd_forward(args, number) -> int:
         for name, value in k.assumed.items():
             print(f"s4cert: {k.prefix}: assumed {name} = {value} (not recorded in the file)", file=sys.stderr)
     report.save(args.outputs, args.out)
+    if args.json:
+        sys.stdout.write(json.dumps(json_value(report.document(), "report"), indent=1, allow_nan=False) + "\n")
+        return 0
     print(f"{report.plan.cls}, {report.mode} mode, kernel length {report.options['l_kernel']}")
     for name, d in report.outputs.items():
         print(f"{name}: shape {d.shape}, max radius {_outward(d.max_rad(), ROUND_CEILING, 3)} <= eps "

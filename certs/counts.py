@@ -195,7 +195,7 @@ def kernel_counts(model: DPLR, step: Any, L: int, exceptional: list[int], counts
     """The counts a certified kernel records: measured when ``counts`` is true, or when
     it is "auto" and N + L <= COUNTS_AUTO_LIMIT; else ``{"measured": False, "reason"}``."""
     if counts == "auto" and model.N + L > COUNTS_AUTO_LIMIT:
-        return {"measured": False, "reason": f"N + L > {COUNTS_AUTO_LIMIT}; ask for counts to measure them"}
+        return {"measured": False, "reason": f"N + L > {COUNTS_AUTO_LIMIT}; counts=True (--counts) measures them"}
     if not counts:
         return {"measured": False, "reason": "not asked for"}
     return measure_counts(model, step, L, exceptional, route, sum_eps)

@@ -2,7 +2,8 @@
 
 The public API.  The layers are importable as ``s4cert.arith`` (fields),
 ``s4cert.algorithms`` (procedures, generic over the field) and ``s4cert.certs``
-(certified kernels, files, audit, the ``s4cert`` command).
+(certified kernels, files, audit, the ``s4cert`` command).  Model constructors:
+``s4cert.examples`` (a random stable DPLR model) and ``s4cert.hippo`` (HiPPO models).
 
 (This file is the ``s4cert`` package itself; ``pyproject.toml`` maps it here so
 that the three layer folders stay at the top of the repository.)
@@ -27,6 +28,7 @@ from .certs.io.kernel_file import load_kernel, save_kernel
 from .certs.io.params import load_params
 from .certs.kernel import CertifiedKernel, certify_kernel
 from .certs.lmu_checkpoint import audit_lmu_checkpoint
+from . import examples, hippo
 
 __version__ = "0.1.0"
 
@@ -34,5 +36,5 @@ __all__ = [
     "CertificationError", "CertifiedKernel", "DPLR", "ModelReport", "__version__", "audit_kernel_file",
     "audit_lmu_checkpoint",
     "certify_forward", "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
-    "read_checkpoint", "save_kernel",
+    "examples", "hippo", "read_checkpoint", "save_kernel",
 ]

@@ -85,13 +85,13 @@ def test_kernel_precision_limit_names_max_prec():
     p = s4cert("kernel", "-N", "4", "-L", "8", "--eps", "1e-300", "--max-prec", "128", "--arithmetic", "ball",
                "--quiet")
     line = one_line_error(p, 1)
-    assert "raise --max-prec (now 128 bits)" in line
+    assert "raise max_prec (--max-prec, now 128 bits)" in line
 
 
 def test_counts_not_measured_names_the_flag():
     p = s4cert("kernel", "-N", "4", "-L", "5000", "--quiet")
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "counts: not measured (N + L > 4096; --counts measures them)" in p.stdout
+    assert "counts: not measured (N + L > 4096; counts=True (--counts) measures them)" in p.stdout
 
 
 def test_model_max_prec_is_passed_on_and_named():

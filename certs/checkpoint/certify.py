@@ -284,7 +284,7 @@ def _kernels(mod: KernelModule, L: int, eps: float | None, max_prec: int, heads:
     fast = None
     if arithmetic != "ball":
         if mod.kind != "dplr":
-            fast = _diagonal_float64(mod, heads, channels, L, tight=arithmetic == "tight")
+            fast = _diagonal_float64(mod, heads, channels, L, *([True] if arithmetic == "tight" else []))
         else:
             fast = dplr_float64_module(mod, heads, L, 2 * START_PREC)
     if arithmetic == "tight":   # a DPLR module's routes are the usual ones

@@ -126,3 +126,47 @@ def test_the_usual_pass_is_untouched():
     assert not np.array_equal(a.rad, t.rad)
     with pytest.raises(ValueError, match="arithmetic"):
         certify_module(mod, 200, arithmetic="fast")
+
+
+DIAGONAL = ["a03_fftconv_diag_zoh_lin", "a04_s4block_s4d_bilinear_legs_dtuntied"]
+
+
+@pytest.mark.parametrize("name", DIAGONAL)
+def test_the_forward_pass_takes_the_tight_kernels(name):
+    """certify_forward's kernels for a diagonal fixture are the tight ones (proofs/outputs.md
+    §8): 8 times below s4cert model's, containing the ball route's lossless enclosures, and the
+    outputs hold the reference's float64 SSM part with its rounding allowance."""
+    from s4cert.certs.checkpoint.model import certify_model
+    from s4cert.certs.forward_conv import Disks
+    from s4cert.certs.forward_layers import layer_norm
+    from tests.certs.test_forward import checkpoint, options_of, outputs, ssm_allowance, time_last
+
+    z = outputs(name)
+    rep = certify_forward_ssm(checkpoint(name), z["u_conv"], options_of(name))
+    [k] = rep.kernels
+    usual = certify_model(checkpoint(name), L=k.L, **options_of(name)).kernels[0]
+    assert usual.status == "ok" and k.info["arithmetic"] == [FLOAT64_ARITHMETIC]
+    assert k.max_rad <= usual.max_rad / 8
+    ball = certify_model(checkpoint(name), L=k.L, eps=1e-30, arithmetic="ball", **options_of(name)).kernels[0]
+    heads = range(min(2, k.H))
+    for c in range(k.channels):
+        for h in heads:
+            _contains_row(k, ball, (c, h))
+    [block] = rep.plan.blocks
+    n = f"{block.prefix}.ssm"
+    y = rep.outputs[n]
+    u = z["u_conv"].astype(np.float64)
+    v = u if block.norm is None else np.swapaxes(layer_norm(Disks.exact(np.swapaxes(u, 1, 2)), *block.norm).mid, 1, 2)
+    ref = time_last(z["ssm_conv_float64"], y.shape)
+    assert np.all(np.abs(ref - y.mid) <= y.rad + ssm_allowance(rep, name, v))
+
+
+def certify_forward_ssm(path, u, options):
+    from s4cert.certs.forward import certify_forward
+    return certify_forward(path, u, time_last=True, part="ssm", **options)
+
+
+def _contains_row(outer, inner, key) -> None:
+    for l in range(outer.mid.shape[-1]):
+        m, r = Fraction(str(inner.mid_exact[key + (l,)])), Fraction(str(inner.rad_exact[key + (l,)]))
+        assert abs(Fraction(float(outer.mid[key + (l,)])) - m) + r <= Fraction(float(outer.rad[key + (l,)]))

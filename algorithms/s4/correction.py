@@ -21,6 +21,8 @@ kernels (``vec_mul``, ``vec_inverses``, ..., ``roots_of_unity``), falling back t
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+
+import numpy as np
 from typing import Any, Callable
 
 from ...arith import Truth
@@ -112,7 +114,27 @@ def g_certainly_invertible(F, poles: list, weights: Mapping, offsets: Mapping, r
     qp = {key: a for key, a in weights.items() if isinstance(key[0], int) and isinstance(key[1], int)}
     blocks = blocks_at_point(F, poles, qp, offsets, F.zero())
     W = matrix(F, blocks, beta(F, F.zero()), r)     # beta(0) = 1/2
-    return is_singular(F, W) is Truth.FALSE
+    return bool(w_certainly_nonsingular(F, W, r))
+
+
+def w_certainly_nonsingular(F, W: list[list], r: int) -> Any:
+    """The one decision on W(0) (Lemma G of proofs/ball_mode.md): whether the r x r matrix W
+    is certainly nonsingular.  Ranks one and two by the determinant (W_00, or
+    W_00 W_11 - W_01 W_10) certainly nonzero; a higher rank by elimination.  Over an array
+    field (``zero_mask``: heads as an axis) the answer is a boolean array, entry by entry,
+    and a rank above two is not decided there (all False); otherwise a bool.
+
+    >>> from s4cert.arith import ExactField
+    >>> F = ExactField()
+    >>> w_certainly_nonsingular(F, [[F.one(), F.one()], [F.one(), F.one()]], 2)
+    False
+    """
+    masks = hasattr(F, "zero_mask")
+    if r > 2:
+        return (np.zeros(np.shape(W[0][0].rad), dtype=bool) if masks
+                else is_singular(F, W) is Truth.FALSE)
+    det = W[0][0] if r == 1 else F.sub(F.mul(W[0][0], W[1][1]), F.mul(W[0][1], W[1][0]))
+    return F.zero_mask(det)[1] if masks else F.is_zero(det) is Truth.FALSE
 
 
 def blocks_at_point(F, poles: list, weights: Mapping, offsets: Mapping, z) -> dict:

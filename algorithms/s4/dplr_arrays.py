@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arith.array_field import DDArrayField
 from ...arith.double_double import DD, concat, normalized
 from ...arith.midrad import MR
 from ..dft import next_power_of_two
-from . import bilinear_map
+from . import bilinear_map, correction
 from .dplr import check_length
 from .midrad import cauchy_direct_midrad
 from .layer_pass import _HeadFailed, _Prepared, run_heads
@@ -141,8 +142,7 @@ def setup_arrays(a: DPLRArrays, check_g: bool) -> ArraySetup:
             # W(0)_ik = delta_ik - Re sum_(j < N/2) a^(ik)_j / mu_j (the halves are conjugate)
             W = [[_real_part((one if i == k else zero).sub(_sum_last(shared[(i, k)].mul(inv_mu))))
                   for k in range(r)] for i in range(r)]
-            det = W[0][0] if r == 1 else W[0][0].mul(W[1][1]).sub(W[0][1].mul(W[1][0]))
-            w_ok = _clear_of_zero(det)
+            w_ok = correction.w_certainly_nonsingular(DDArrayField(), W, r)
             for h in np.flatnonzero(ok & ~w_ok):
                 why[int(h)] = "W(0) = I + S_QP(0)/2 is not certainly nonsingular (G not certified)"
             ok &= w_ok

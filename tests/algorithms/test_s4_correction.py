@@ -1,6 +1,7 @@
 """The filter's correction W(z) = I + beta T and transfer value H, and the rows of the
 filter constants b and w (algorithms/s4/correction.py, algorithms/s4/constants.py)."""
 import math
+import numpy as np
 from fractions import Fraction
 
 from hypothesis import given, settings, strategies as st
@@ -145,3 +146,24 @@ def test_g_from_the_setup_on_singular_and_pole_at_zero():
         st_ = setup(F, m, Fraction(1, 2), 8, [F.zero()] * m.N).value
         ok = correction.g_certainly_invertible(F, st_.poles, st_.weights, st_.offsets, 1)
         assert ok is (m.Lambda[0] == -1 and len(m.Lambda) == 2)
+
+
+def test_one_w0_decision_over_a_field_and_over_heads():
+    """``w_certainly_nonsingular`` decides W(0) in a field (a bool) and over heads as an array
+    axis (a mask): exactly singular heads are never certified, the others all are, and each
+    head's answer is the one its own 128-bit ball run gives."""
+    from s4cert.arith.array_field import DDArrayField
+    from s4cert.arith.double_double import DD
+    rng = np.random.default_rng(3)
+    for r in (1, 2):
+        W = rng.standard_normal((r, r, 12)) + 1j * rng.standard_normal((r, r, 12))
+        W[..., :3] = 0.0                                   # three heads exactly singular
+        if r == 2:
+            W[0, 0, 3], W[0, 1, 3], W[1, 0, 3], W[1, 1, 3] = 2.0, 4.0, 1.0, 2.0   # det = 0, W != 0
+        mask = correction.w_certainly_nonsingular(DDArrayField(), [[DD.exact(W[i, k]) for k in range(r)]
+                                                                   for i in range(r)], r)
+        F = BallField(128)
+        each = [correction.w_certainly_nonsingular(F, [[F.from_number(complex(W[i, k, h])) for k in range(r)]
+                                                       for i in range(r)], r) for h in range(12)]
+        singular = 3 if r == 1 else 4
+        assert list(mask) == each == [False] * singular + [True] * (12 - singular)

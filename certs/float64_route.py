@@ -110,12 +110,15 @@ def td_box_radii(disks) -> np.ndarray:
     return up(1.4143 * half)
 
 
-def _c_tilde(model, step, L, c_tilde, prec: int = FLOAT64_SETUP_PREC) -> tuple[Any, str, float]:
-    """C~ as supplied, or formed in balls at ``prec`` bits: (C~, why not, seconds)."""
+def _c_tilde(model, step, L, c_tilde, prec: int = FLOAT64_SETUP_PREC, eps: Any = None) -> tuple[Any, str, float]:
+    """C~ as supplied, or formed in balls at ``prec`` bits: (C~, why not, seconds).  With
+    ``eps``, by float64 squarings with a certified bound where the model is dissipative and
+    the radius fits the kernel's budget ("contractive-squaring"), else by C_TILDE_METHOD."""
     t = time.perf_counter()
     if c_tilde is not None:
         return c_tilde, "", 0.0
-    res = form_c_tilde(BallField(prec), model, step, next_power_of_two(L), method=C_TILDE_METHOD)
+    res = form_c_tilde(BallField(prec), model, step, next_power_of_two(L),
+                       method=C_TILDE_METHOD if eps is None else "contractive-squaring", kernel_eps=eps)
     if not res.ok:
         return None, f"G not certified invertible at {prec} bits", 0.0
     return res.value, "", time.perf_counter() - t
@@ -238,7 +241,7 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
     def c_tilde_at(prec: int) -> tuple[Any, str]:
         nonlocal t_ct
         if prec not in formed:
-            ct, why, t = _c_tilde(model, step, L, c_tilde, prec)
+            ct, why, t = _c_tilde(model, step, L, c_tilde, prec, eps)
             formed[prec] = (ct, why)
             t_ct += t
         return formed[prec]

@@ -20,10 +20,12 @@ whose C~ is a given vector.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ...arith import BallField, check_power_of_two
 from ..linalg import conj_transpose, solve
 from ..result import Result, Status, undecided
-from .c_tilde_contractive import contractive_c_tilde
+from .c_tilde_contractive import contractive_c_tilde, kernel_radius_budget
 from .dplr import DPLR, in_field, read_step
 from .solver import bilinear, structured_solver
 
@@ -75,18 +77,26 @@ def abar_power(F, model: DPLR, step, M: int, method: str = "structured-squaring"
     return Result(Status.OK, P)
 
 
-def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps", max_radius: float | None = None) -> Result:
+def c_tilde(F, model: DPLR, step, M: int, method: str = "adjoint-steps", max_radius: float | None = None,
+            kernel_eps: Any = None) -> Result:
     """``C~ = (I - Abar^M)* C`` of the model's C by ``method`` (see the module).
     ``value``: the N entries of C~; ``info["method"]`` the method that formed it.  Statuses:
     ``singular-bilinear-matrix`` (G singular), ``undecided`` (``info["reason"]``: a decision
-    the field could not make).  ``max_radius``: see ``"contractive-squaring"``."""
+    the field could not make).  ``max_radius``: see ``"contractive-squaring"``; without it,
+    ``kernel_eps`` (the eps the kernel is to be certified to) sets it by
+    ``c_tilde_contractive.kernel_radius_budget``."""
     check_power_of_two(M)
     if method not in METHODS + BALL_METHODS:
         raise ValueError(f"c_tilde: method must be one of {METHODS + BALL_METHODS}, got {method!r}")
     if method == "contractive-squaring":
         if not isinstance(F, BallField):
             raise ValueError("c_tilde: the method 'contractive-squaring' needs a ball field")
-        limit = 2.0 ** -F.prec if max_radius is None else float(max_radius)
+        if max_radius is not None:
+            limit = float(max_radius)
+        elif kernel_eps is not None:
+            limit = kernel_radius_budget(model, step, kernel_eps, F.prec)
+        else:
+            limit = 2.0 ** -F.prec
         ct = contractive_c_tilde(F, model, step, M, limit)
         if ct is not None:
             return Result(Status.OK, ct, {"method": method})

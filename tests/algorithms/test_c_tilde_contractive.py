@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from flint import acb, arb
 from hypothesis import given, settings, strategies as st
 
 from s4cert.algorithms.models.hippo_dplr import dplr_with_route
@@ -136,3 +137,29 @@ def test_seeded_random_hippo_sizes():
             assert _contains_reference(ct, model, Fraction(1, 100), M)
         elif kind == "legs":
             raise AssertionError("LegS refused")
+
+
+def test_kernel_eps_sets_the_budget_and_falls_back_below_reach():
+    model = dplr_with_route("legs", 8, prec=208)[0]
+    step, M = Fraction(1, 1000), 65536                             # Abar^M decayed: a small bound
+    fast = c_tilde(F, model, step, M, method="contractive-squaring", kernel_eps=Fraction(1, 10 ** 12))
+    assert fast.info["method"] == "contractive-squaring" and _contains_reference(fast.value, model, step, M)
+    deep = c_tilde(F, model, step, M, method="contractive-squaring", kernel_eps=Fraction(1, 10 ** 60))
+    assert deep.info["method"] == "dense-squaring"                   # 2^-128 is below its reach
+
+
+def test_float64_route_kernel_with_the_contractive_c_tilde_holds_the_ball_kernel():
+    """The certifier's float64 route, C~ formed here by the contractive squarings: each of its
+    disks holds the ball route's disk at eps 1e-24 (C~ by the dense ball route there)."""
+    from s4cert.certs.kernel import certify_kernel
+    model = dplr_with_route("legs", 6, prec=208)[0]
+    step, L = Fraction(1, 100), 8192                                # step L = 82: Abar^M decayed
+    ck = certify_kernel(model, step, L, Fraction(1, 10 ** 10), arithmetic="float64", counts=False)
+    assert ck.status == "ok"
+    budget = cc.kernel_radius_budget(model, step, Fraction(1, 10 ** 10), 128)
+    assert c_tilde(F, model, step, L, method="contractive-squaring", max_radius=budget).info["method"] \
+        == "contractive-squaring"                                   # the route took this method
+    ref = certify_kernel(model, step, L, Fraction(1, 10 ** 24), arithmetic="ball", counts=False)
+    assert ref.status == "ok"
+    for m, r, mb, rb in zip(ck.mid.tolist(), ck.rad.tolist(), ref.mid.tolist(), ref.rad.tolist()):
+        assert (abs(acb(mb) - acb(m)) + arb(rb)).upper() <= arb(r)  # the ball disk inside ours

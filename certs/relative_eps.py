@@ -20,7 +20,7 @@ def float_below(q: Fraction, option: str = "--eps", where: str = "the report") -
     in one line when q lies outside the float64 range."""
     q = Fraction(q)
     f = float(q) if abs(q) < 2 ** 1024 else math.inf
-    if f > 0 and Fraction(f) > q:
+    if 0 < f < math.inf and Fraction(f) > q:
         f = math.nextafter(f, 0.0)
     if not 0 < f < math.inf:
         raise ValueError(f"{option} {short_text(q)}: outside the float64 range {where} stores eps in "

@@ -245,7 +245,7 @@ def _relative(results: list[ModuleKernels], tasks: list[Task], rel: Fraction, ru
             out.append(res)
             continue
         target = float_below(rel * lower, "eps", "the model report")
-        if not float(np.max(res.rad, initial=0.0)) <= target:
+        if not res.max_rad <= target:
             first = next(t for t in tasks if t.index == m)
             again = _module_tasks(m, first.module, first.L, target, first.max_prec, first.arithmetic)
             done, more = run_all(again, runner, out_dir, progress)

@@ -7,7 +7,11 @@ pipeline.
    (min and median), at the precision the command asks for eps (``--eps``); the ball route
    only up to ``--ball-max`` (it takes minutes above a few hundred states).  The widest
    radius of each model's Lambda, P, B and C is printed beside the times.
-2. ``s4cert kernel --hippo legs -N N -L L --step STEP --eps EPS --npz k.npz`` as a whole
+2. With ``--c-tilde-sizes``, forming C~ = (I - Abar^M)* C for M = L at each N: the contractive
+   float64 squarings with their certified bound (``c_tilde`` method "contractive-squaring")
+   against the dense ball route ("dense-squaring", only up to ``--ball-max``), alternately,
+   with the widest radius of each.
+3. ``s4cert kernel --hippo legs -N N -L L --step STEP --eps EPS --npz k.npz`` as a whole
    command (a fresh process, imports included) against a float64 pipeline run the same way
    (this file with ``--float64-pipeline``: LegS DPLR by ``numpy.linalg.eigh``, the S4 filter
    by chunked direct Cauchy sums with C~ = C as S4 uses it, ``ifft``, ``np.savez``),
@@ -16,7 +20,7 @@ pipeline.
 Run single-threaded for stable numbers:
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/scale.py [--setup-sizes 64,128,256,1024]
-        [--ball-max 256] [--command 1024x65536] [--repeat 2] [--eps 1e-12]
+        [--ball-max 256] [--c-tilde-sizes 64,256,1024] [--command 1024x65536] [--repeat 2] [--eps 1e-12]
 """
 from __future__ import annotations
 
@@ -119,6 +123,26 @@ def setup_rows(sizes: list[int], ball_max: int, repeat: int, eps: Fraction) -> l
     return rows
 
 
+def c_tilde_rows(sizes: list[int], L: int, step: float, ball_max: int, repeat: int, eps: Fraction) -> list[dict]:
+    from s4cert.algorithms.dft import next_power_of_two
+    from s4cert.algorithms.models.hippo_dplr import dplr_with_route
+    from s4cert.algorithms.s4.c_tilde import c_tilde
+    from s4cert.arith import BallField
+
+    F, M, rows = BallField(128), next_power_of_two(L), []
+    for N in sizes:
+        model = dplr_with_route("legs", N, prec=cli_prec(eps))[0]
+        out = {}
+
+        def run(method):
+            res = c_tilde(F, model, Fraction(step), M, method=method, kernel_eps=eps)
+            out[method] = (res.info["method"], max(F.radius(x) for x in res.value))
+        methods = ["contractive-squaring"] + (["dense-squaring"] if N <= ball_max else [])
+        times = _alternate([lambda m=m: run(m) for m in methods], repeat)
+        rows.append({"N": N, **{m: (min(ts), statistics.median(ts), *out[m]) for m, ts in zip(methods, times)}})
+    return rows
+
+
 def command_rows(N: int, L: int, step: float, eps: str, repeat: int) -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,6 +164,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description="HiPPO set-up and whole commands at scale")
     p.add_argument("--setup-sizes", default="64,128,256,1024")
     p.add_argument("--ball-max", type=int, default=256)
+    p.add_argument("--c-tilde-sizes", default="", help="N list for the C~ timings ('' to skip)")
     p.add_argument("--command", default="1024x65536", help="NxL of the whole command ('' to skip)")
     p.add_argument("--step", type=float, default=0.001)
     p.add_argument("--eps", default="1e-12")
@@ -164,6 +189,16 @@ def main() -> None:
                           + " / ".join(f"{w[k]:.2e}" for k in ("Lambda", "P", "B", "C")), flush=True)
                 else:
                     print(f"{row['N']:>5} {route:>9} {'-':>8} {'-':>8}  (not run: above --ball-max)", flush=True)
+    if args.c_tilde_sizes:
+        L = int(args.command.split("x")[1]) if args.command else 65536
+        print(f"C~ for M = {L}, step {args.step} (s; the method that ran, widest radius)")
+        for row in c_tilde_rows([int(v) for v in args.c_tilde_sizes.split(",")], L, args.step, args.ball_max,
+                                args.repeat, eps):
+            for m in ("contractive-squaring", "dense-squaring"):
+                if m in row:
+                    tmin, tmed, ran, rad = row[m]
+                    print(f"{row['N']:>5} {m:>21} min {tmin:8.3f} median {tmed:8.3f}  ran {ran}, radius {rad:.2e}",
+                          flush=True)
     if args.command:
         N, L = (int(v) for v in args.command.split("x"))
         r = command_rows(N, L, args.step, args.eps, args.repeat)

@@ -7,8 +7,9 @@ proofs/diagonal_kernels.md §3b, Lemmas D7-D8), checked from outside the code th
 * the kernels of whole modules (ZOH, bilinear, DSS with mixed signs, S4D-Lin as the
   benchmark's layer) contain the ball route's kernels at eps 1e-30 entry by entry, checked
   in exact rationals, every kernel certified by the tight pass itself;
-* their radii are at least 8 times below the usual pass's (Lemma D8: some 2u of the terms'
-  sum against the usual pass's gamma_n plus the tables' spread, at least 32u).
+* their radii are at least 8 times below the usual pass's from L = 50 on (Lemma D8: some 2u
+  of the terms' sum against the usual pass's gamma_n plus the tables' spread, at least 32u),
+  and no wider at L = 1 and 2.
 """
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def _contains(outer, inner) -> int:
     return n
 
 
-@pytest.mark.parametrize("which, L", [("dss", 50), ("zoh", 333), ("bilinear", 97), ("lin", 1000)])
+@pytest.mark.parametrize("which, L", [("dss", 50), ("zoh", 333), ("bilinear", 97), ("lin", 1000), ("zoh", 1), ("dss", 2)])
 def test_tight_kernels_contain_the_ball_kernels(which, L):
     mod = _lin_module() if which == "lin" else dss_module(which)
     tight = certify_module(mod, L, arithmetic="tight")
@@ -113,8 +114,10 @@ def test_tight_kernels_contain_the_ball_kernels(which, L):
     assert _contains(tight, ball) == tight.mid.size
     usual = certify_module(mod, L)
     assert usual.status == "ok"
+    # the usual pass's spread grows with the tables' levels (none at L <= 2): 8 times from L = 50
+    gain = 8 if L >= 50 else 1
     for key in np.ndindex(tight.mid.shape[:2]):
-        assert float(tight.rad[key].max()) <= float(usual.rad[key].max()) / 8
+        assert float(tight.rad[key].max()) <= float(usual.rad[key].max()) / gain
 
 
 def test_the_usual_pass_is_untouched():

@@ -10,7 +10,8 @@ the LegS-like DPLR layer of ``model.py``; the baseline's kernel is the reference
 (``model.dplr_kernels_half``).  Input: (B, H, T) standard normal, float32 values.  The
 certified run is ``certify_forward(..., part="ssm")`` at the default eps (1e-13 max|y|) with
 the convolution by cost (``forward_fft.convolve``) and ``report.save``, or at ``--eps-rel``
-times the float64 outputs' max|y|; the report records which convolution ran.  Both are timed alternately (``model.timed_pair``): min and median.
+times the float64 outputs' max|y|; the report records which convolution ran.  Its diagonal
+kernels are the tight form (``vandermonde_tight``), so the default eps is met in one round.  Both are timed alternately (``model.timed_pair``): min and median.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/outputs.py [--kind diag|dplr] [--B 2] [--H 256]
         [--N 64] [--T 16384] [--repeat 3] [--eps-rel E]

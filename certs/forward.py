@@ -6,8 +6,7 @@ Convolution mode: every kernel module's kernel at ``l_kernel = min(T, l_max)`` (
 ``l_max`` is None), certified by ``certify_model`` (a diagonal module's in the tight form,
 whose radii per entry are some 50 times smaller: proofs/outputs.md, section 8); the causal
 convolution with the input the module receives plus ``D v`` (``forward_conv``); then the
-module's layers
-(``forward_plan``, ``forward_layers``).  Steps mode: what ``step()`` computes from the zero
+module's layers (``forward_plan``, ``forward_layers``).  Steps mode: what ``step()`` computes from the zero
 state over the whole input, which is the same pass with the kernel at length T (the
 recurrence's impulse response, C from C~ as the step set-up defines it; proofs/outputs.md,
 section 4).

@@ -1,7 +1,7 @@
 """The ``s4cert`` command.
 
     s4cert kernel [--params FILE | --hippo legs|legt|lagt -N N [--theta T]] [-L L]
-                  [--step S] [--eps E] [--mode ball|a-priori|exact] [--seed K]
+                  [--step S] [--eps E [--relative]] [--mode ball|a-priori|exact] [--seed K]
                   [--out FILE.json|FILE.npz] [--npz FILE.npz] [--json] [--force]
     s4cert audit FILE.json|FILE.npz [--json]
     s4cert compare FILE.json|FILE.npz OTHER.npy|.npz [--key K] [--no-tighten] [--json]
@@ -9,11 +9,14 @@
     s4cert lmu-audit --memory-size D --theta T --length L [--json] [--force]
     s4cert lmu-audit --checkpoint FILE [--theta T] [--length L] [--kernels K.npz] [--out R.json] [--json]
     s4cert plot FILE.json|FILE.npz [--compare OTHER.npy|.npz] -o FIG.png
-    s4cert model CHECKPOINT [-L L] [--eps E] [--out REPORT.json] [--kernels PREFIX] ...
+    s4cert model CHECKPOINT [-L L] [--eps E [--relative]] [--out REPORT.json] [--kernels PREFIX] [--json] ...
+    s4cert forward CHECKPOINT --input U.npz --key K [--eps E [--relative]] [--convolution auto|fft|direct] ...
 
 Exit codes: 0 done (certified), 1 not certified (the reason on stderr), 2 a usage
 mistake or bad input (one line on stderr), 130 interrupted, 141 stdout closed by its reader
-(``| head``; 128 + SIGPIPE, as a shell reports it).  With no arguments:
+(``| head``; 128 + SIGPIPE, as a shell reports it).  The options shared by the commands
+that certify (``--eps``/``--relative``, ``--max-prec``, ``--arithmetic``, ``--json``) are
+defined once, in :mod:`.cli_options`; every human summary line fits 100 columns.  With no arguments:
 ``s4cert kernel`` on a built-in example.  Runs estimated to take more than about ten
 minutes or half the memory are refused before they start unless ``--force`` is given
 (``limits``); output paths are checked before any work.
@@ -255,35 +258,44 @@ def _up(q: Fraction, digits: int = 3) -> str:
 
 
 def _print_kernel(args, ck, model, step, L, eps, disks: KernelDisks, elapsed: float) -> None:
-    """The human summary: status, the file's radius beside eps, the first values (from
-    the disks' arrays: no number per entry is converted)."""
+    """The human summary, every line within 100 columns and every figure labelled: status,
+    the certified radius beside eps, the arithmetic, the filter constants, the counts and
+    the first values (from the disks' arrays: no number per entry is converted)."""
     cert = ck.certificate
     prec = cert.get("precision_bits")
-    print(f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={short_text(eps)}")
-    print(f"max radius {_up(disks.max_radius())} <= eps {short_text(eps)} (the certified disks, as --out stores "
-          f"them: K_j lies within rad_j of mid_j)" + (f"  precision {prec} bits" if prec else "")
-          + (f" ({cert['arithmetic']})" if cert.get("arithmetic") else "") + f"  time {elapsed:.3f}s")
+    asked = f"{short_text(parse_number(args.eps, '--eps', MAX_ARG_CHARS))} x max|K|" if args.relative \
+        else short_text(eps)
+    lines = [f"status {ck.status}  mode {args.mode}  N={model.N} r={model.r} L={L} step={step} eps={asked}"]
+    if args.relative:
+        lines.append(f"eps {asked}: {short_text(eps)} absolute (a certified lower bound of max|K| times "
+                     f"{args.eps.strip()})")
+    lines.append(f"certified radius: max radius {_up(disks.max_radius())} <= eps {short_text(eps)} "
+                 "(each K_j within rad_j of mid_j)")
+    route = ", ".join(t for t in (cert.get("arithmetic"), f"precision {prec} bits" if prec else None) if t)
+    lines.append(f"arithmetic: {route or args.mode}; time {elapsed:.3f} s")
     if args.npz:
         r64 = float(ck.rad.max())
-        print(f"the .npz float64 midpoints: max radius {r64:.3e}"
-              + (" (above eps: rounding the midpoints to float64; the kernel file keeps them exactly)"
-                 if Fraction(r64) > Fraction(eps) else ""))
-    print(f"constants: b={cert['b']:.4g} w={cert['w']:.4g} s={cert['s']:.4g} d={cert['d']:.4g} "
-          f"kappa={cert['kappa']:.4g} partition={cert['partition']}")
+        lines.append(f"the .npz float64 midpoints: max radius {r64:.3e}"
+                     + (" (above eps: rounding the midpoints to float64; the kernel file keeps them exactly)"
+                        if Fraction(r64) > Fraction(eps) else ""))
+    lines.append(f"filter constants (see docs): b {cert['b']:.4g}, w {cert['w']:.4g}, s {cert['s']:.4g}, "
+                 f"d {cert['d']:.4g}, kappa {cert['kappa']:.4g}, partition {cert['partition']}")
     if args.mode == "a-priori":
-        print(f"circuit: T0={cert['T0']} log2 K0<={cert['log2_K0']:.2f} log2 u={cert['log2_u']}")
+        lines.append(f"circuit: T0={cert['T0']} log2 K0<={cert['log2_K0']:.2f} log2 u={cert['log2_u']}")
     c = ck.counts
     if c.get("measured"):
-        print(f"counts: {c['ops']} ops (add {c['add']}, mul {c['mul']}, div {c['div']}, zero tests {c['zero_test']}, "
-              f"conj {c['conj']}), word reads {c['word_reads']}, writes {c['word_writes']}, peak words {c['peak_words']}")
+        lines.append(f"counts: {c['ops']} ops (add {c['add']}, mul {c['mul']}, div {c['div']}, zero tests "
+                     f"{c['zero_test']}, conj {c['conj']}), word reads {c['word_reads']}, writes "
+                     f"{c['word_writes']}, peak words {c['peak_words']}")
     else:
-        print(f"counts: not measured ({cli_files.with_flags(str(c.get('reason')))})")
+        lines.append(f"counts: not measured ({cli_files.with_flags(str(c.get('reason')))})")
     for j in range(min(SHOWN_VALUES, L)):
         z, r = disks.entry(j)
-        print(f"K[{j}] = {z.real:.15e} {'-' if z.imag < 0 else '+'} {abs(z.imag):.15e}i  (radius {_up(r, 2)})")
+        lines.append(f"K[{j}] = {z.real:.15e} {'-' if z.imag < 0 else '+'} {abs(z.imag):.15e}i  (radius {_up(r, 2)})")
     if not (args.out or args.npz):
-        print(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json|FILE.npz "
-              "writes them all)")
+        lines.append(f"(the first {min(SHOWN_VALUES, L)} of {L} values; --npz FILE.npz or --out FILE.json|FILE.npz "
+                     "writes them all)")
+    print("\n".join(cli_options.fit(line) for line in lines))
 
 
 def _relative_eps(args, model, step, L: int, c_tilde, rel: Fraction, progress) -> Fraction:
@@ -335,7 +347,7 @@ def cmd_kernel(args) -> int:
         return 0
     _print_kernel(args, ck, model, step, L, eps, disks, elapsed)
     if args.out or args.npz:
-        print("wrote " + ", ".join(p for p in (args.out, args.npz) if p))
+        print(cli_options.fit("wrote " + ", ".join(p for p in (args.out, args.npz) if p)))
     return 0
 
 

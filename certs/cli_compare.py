@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
+from .cli_options import fit
 from .compare import TIGHTEN_FACTOR, compare_with, tightened_text
 from .io.numbers import json_value
 
@@ -36,5 +37,5 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(json_value(dict(vars(report)), "result"), indent=1, allow_nan=False))
     else:
-        print(report.summary())
+        print("\n".join(fit(line) for line in report.summary().splitlines()))
     return 0

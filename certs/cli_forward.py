@@ -134,14 +134,14 @@ def cmd_forward(args, number=None) -> int:
         return 0
     print(f"{report.plan.cls}, {report.mode} mode, kernel length {report.options['l_kernel']}")
     for name, d in report.outputs.items():
-        print(f"{name}: shape {d.shape}, max radius {_outward(d.max_rad(), ROUND_CEILING, 3)} <= eps "
+        print(f"{name}: shape {d.shape}, certified max radius {_outward(d.max_rad(), ROUND_CEILING, 3)} <= eps "
               f"{_outward(report.eps[name], ROUND_FLOOR, 3)}")
     if report.compare is not None:
         c = report.compare
         (lo, hi), (mlo, mhi), (rlo, rhi) = c["max_error"], c["max_abs"], c["relative"]
         pair = lambda a, b: f"[{_outward(a, ROUND_FLOOR, 6)}, {_outward(b, ROUND_CEILING, 6)}]"
-        print(f"compare {c['array']}: max|other - y| in {pair(lo, hi)}, max|y| in {pair(mlo, mhi)}, "
-              f"relative in {pair(rlo, rhi)}")
+        print(cli_options.fit(f"compare {c['array']}: max|other - y| in {pair(lo, hi)}, max|y| in "
+                              f"{pair(mlo, mhi)}, relative in {pair(rlo, rhi)}"))
     written = [p for p in (args.outputs, args.out) if p]
     if written:
         print("wrote " + ", ".join(written))

@@ -9,6 +9,7 @@ maximum (:mod:`.relative_eps`), so every radius stays below E times the true max
 from __future__ import annotations
 
 import argparse
+import textwrap
 from fractions import Fraction
 from typing import Any
 
@@ -17,10 +18,12 @@ from .kernel import DEFAULT_MAX_PREC
 from .relative_eps import float_below, max_abs_lower, relative_to
 
 __all__ = ["MAX_ARG_CHARS", "add_arithmetic", "add_eps", "add_json", "add_max_prec", "exact_eps",
-           "float_below", "max_abs_lower", "positive_eps", "positive_int", "relative_to"]
+           "fit", "float_below", "max_abs_lower", "positive_eps", "positive_int", "relative_to"]
 
 #: the longest number read from the command line, in characters
 MAX_ARG_CHARS = 1000
+#: the width of every human summary line
+SUMMARY_COLUMNS = 100
 
 
 def positive_int(text: str) -> int:
@@ -82,3 +85,14 @@ def exact_eps(args: Any) -> Fraction | None:
             raise ValueError("--relative needs --eps (the relative bound)")
         return None
     return parse_number(args.eps, "--eps", MAX_ARG_CHARS)
+
+
+def fit(line: str, width: int = SUMMARY_COLUMNS) -> str:
+    """A summary line wrapped to ``width`` columns (continuation lines indented; numbers
+    and words never split).
+
+    >>> print(fit("a " * 60, 20).splitlines()[1])
+      a a a a a a a a a
+    """
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False)) or line

@@ -111,11 +111,11 @@ def cmd_model(args, number) -> int:
         line = (f"{k.prefix or '(top level)'}: {k.layout}, {k.disc}, channels {k.channels}, H {k.H}, "
                 f"N {k.N}, L {k.L}: ")
         if k.status == "ok":
-            line += f"status ok, max radius {k.max_rad:.3e} <= eps {k.eps:.3e}"
+            line += f"status ok, certified max radius {k.max_rad:.3e} <= eps {k.eps:.3e}"
             if "compare" in k.info:
                 (lo, hi), (rlo, rhi) = k.info["compare"]["max_error"], k.info["compare"]["relative"]
                 line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}], relative to max|K| in [{rlo:.6e}, {rhi:.6e}]"
         else:
             line += f"not certified: {with_flags(str(k.reason), args.max_prec)}"
-        print(line)
+        print(cli_options.fit(line))
     return 0 if report.ok else 1

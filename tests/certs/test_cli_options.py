@@ -191,3 +191,22 @@ def test_a_json_checkpoint_of_arrays_is_still_read(tmp_path):
     f.write_text(json.dumps({"w": [[1.0, 2.0]]}))
     line = one_line_error(run("model", str(f)))
     assert "description" not in line
+
+
+# -- the human summary ---------------------------------------------------------------------
+
+def test_summaries_fit_100_columns_and_label_their_figures(tmp_path):
+    k = run("kernel", "--quiet")
+    rel = run("kernel", "-N", "4", "-L", "16", "--eps", "1e-13", "--relative", "--mode", "a-priori", "--quiet")
+    model = run("model", f"{A01}.pt", "--compare", f"{A01}.kernels.npz", "--key", "float32", "--quiet")
+    out = tmp_path / "k.json"
+    assert run("kernel", "-L", "64", "--out", str(out), "--quiet").returncode == 0
+    np.save(tmp_path / "o.npy", s4cert.load_kernel(out).to_numpy()[0] + 1e-9)
+    comp = run("compare", str(out), str(tmp_path / "o.npy"), "--no-tighten")
+    for p in (k, rel, model, comp):
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert max(len(line) for line in p.stdout.splitlines()) <= 100, p.stdout
+    assert "filter constants (see docs): b " in k.stdout and "certified radius: max radius" in k.stdout
+    assert "constants: b=" not in k.stdout and "arithmetic: float64 midpoint-radius" in k.stdout
+    assert rel.stdout.splitlines()[0].endswith("eps=1e-13 x max|K|") and "absolute" in rel.stdout
+    assert "certified max radius" in model.stdout and "max |other - K| in [" in model.stdout

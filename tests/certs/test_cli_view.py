@@ -30,8 +30,8 @@ def test_the_printed_radius_is_the_files_with_eps_beside_it(tmp_path):
     out = tmp_path / "k.json"
     p = s4cert("kernel", "-N", "3", "-L", "8", "--eps", "1e-30", "--out", str(out), "--quiet")
     assert p.returncode == 0, p.stderr
-    line = next(x for x in p.stdout.splitlines() if x.startswith("max radius"))
-    printed = float(line.split()[2])
+    line = next(x for x in p.stdout.splitlines() if x.startswith("certified radius: max radius"))
+    printed = float(line.split()[4])
     assert "eps 1e-30" in line
     rad = max(Fraction(r) for r in json.loads(out.read_text())["kernel"]["rad"])
     assert Fraction(printed) >= rad and printed <= 1e-30 and printed <= float(rad) * (1 + 1e-2)

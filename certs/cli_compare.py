@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .cli_options import fit
+from .cli_options import add_max_prec, fit
 from .compare import TIGHTEN_FACTOR, compare_with, tightened_text
 from .io.numbers import json_value
 
@@ -27,11 +27,13 @@ def add_parser(sub, json_flag) -> None:
     c.add_argument("--key", help="array name inside an .npz holding several arrays")
     c.add_argument("--no-tighten", action="store_true",
                    help="use the file's disks only, however wide they are against the error")
+    add_max_prec(c)
     json_flag(c)
 
 
 def cmd_compare(args) -> int:
-    report = compare_with(args.file, args.other, key=args.key, tighten=not args.no_tighten)
+    report = compare_with(args.file, args.other, key=args.key, tighten=not args.no_tighten,
+                          max_prec=args.max_prec)
     if report.tightened is not None:
         print(f"s4cert: {tightened_text(report.tightened)}", file=sys.stderr)
     if args.json:

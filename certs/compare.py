@@ -27,7 +27,7 @@ from .errors import CertificationError
 from .io.disk_bounds import disk_bounds
 from .io.kernel_file import KernelFile, load_kernel
 from .io.numbers import dyadic_bits, exact_arb
-from .kernel import CertifiedKernel, certify_kernel
+from .kernel import DEFAULT_MAX_PREC, CertifiedKernel, certify_kernel
 
 #: tighten when the largest radius is above the other kernel's error over this factor
 TIGHTEN_FACTOR = 100
@@ -272,7 +272,7 @@ def _next_eps(b: _Bounds) -> Fraction:
     return Fraction(b.error if b.error > 0 else b.max_radius) / TIGHTEN_EPS_FACTOR
 
 
-def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
+def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds, max_prec: int) -> tuple[_Bounds, dict]:
     """Certify the file's problem again, eps = error / TIGHTEN_EPS_FACTOR, until the radius
     is narrow enough (at most TIGHTEN_ROUNDS times); the intersected bounds and the record."""
     record = {"error": b.error, "from": {"arithmetic": _arithmetic(kf.certificate, kf.mode),
@@ -284,7 +284,7 @@ def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
             record["reason"] = f"estimated too large ({est.text()})"
             break
         try:
-            ck = certify_kernel_again(kf, eps)
+            ck = certify_kernel_again(kf, eps, max_prec=max_prec)
         except CertificationError as e:
             record["reason"] = str(e)
             break
@@ -297,12 +297,13 @@ def _tighten(kf: KernelFile, o: np.ndarray, b: _Bounds) -> tuple[_Bounds, dict]:
     return b, record
 
 
-def certify_kernel_again(kf: KernelFile, eps: Fraction) -> CertifiedKernel:
+def certify_kernel_again(kf: KernelFile, eps: Fraction, max_prec: int = DEFAULT_MAX_PREC) -> CertifiedKernel:
     """The file's problem (model, step, L, C~ exactly as stored) certified at ``eps``."""
-    return certify_kernel(kf.model, kf.step, kf.L, eps, c_tilde=kf.c_tilde, counts=False, arithmetic="auto")
+    return certify_kernel(kf.model, kf.step, kf.L, eps, c_tilde=kf.c_tilde, counts=False, arithmetic="auto",
+                          max_prec=max_prec)
 
 
-def _compare_certified(ck: Any, other: Any, *, key: str | None, tighten: bool) -> CompareReport:
+def _compare_certified(ck: Any, other: Any, *, key: str | None, tighten: bool, max_prec: int) -> CompareReport:
     """compare_with on a CertifiedKernel: its kernel file written and read back, so that
     every bound comes from the same stored disks and inputs as for a file."""
     import dataclasses
@@ -315,11 +316,12 @@ def _compare_certified(ck: Any, other: Any, *, key: str | None, tighten: bool) -
     with tempfile.TemporaryDirectory(prefix="s4cert-compare-") as folder:
         path = os.path.join(folder, "kernel.npz")
         save_kernel(path, ck)
-        report = compare_with(path, other, key=key, tighten=tighten)
+        report = compare_with(path, other, key=key, tighten=tighten, max_prec=max_prec)
     return dataclasses.replace(report, path="<CertifiedKernel>")
 
 
-def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool = True) -> CompareReport:
+def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool = True,
+                 max_prec: int = DEFAULT_MAX_PREC) -> CompareReport:
     """Bound the error of ``other`` (a .npy/.npz path or an array of length L; a real array
     is compared as real) against the certified kernel in ``path``: a kernel file (either
     format) or a ``CertifiedKernel`` (compared through the kernel file its recorded inputs
@@ -327,10 +329,10 @@ def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool
     |o_j - K_j| lies in [|o_j - mid_j| - rad_j, |o_j - mid_j| + rad_j], computed in ball
     arithmetic from the exact stored midpoints and radii.  With ``tighten`` (the default),
     a radius within TIGHTEN_FACTOR of the error has the kernel certified again (see the
-    module docstring; ``CompareReport.tightened``).  A file whose digest does not match
-    its content is refused (ValueError)."""
+    module docstring; ``CompareReport.tightened``), within ``max_prec`` bits.  A file whose
+    digest does not match its content is refused (ValueError)."""
     if hasattr(path, "inputs") and hasattr(path, "certificate"):
-        return _compare_certified(path, other, key=key, tighten=tighten)
+        return _compare_certified(path, other, key=key, tighten=tighten, max_prec=max_prec)
     kf = load_kernel(path)
     if not kf.digest_ok:
         raise ValueError(f"{kf.path}: the sha256 digest does not match the content (the file was altered): "
@@ -347,7 +349,7 @@ def compare_with(path: Any, other: Any, *, key: str | None = None, tighten: bool
     b = _file_bounds(kf, o)
     record = None
     if tighten and _too_wide(b):
-        b, record = _tighten(kf, o, b)
+        b, record = _tighten(kf, o, b, max_prec)
     with ctx.workprec(64):
         rel_lo = (b.e_lo / b.k_hi).lower() if b.k_hi > 0 else arb(0)
         rel_hi = (b.e_hi / b.k_lo).upper() if b.k_lo > 0 else arb("inf")

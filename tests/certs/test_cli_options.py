@@ -210,3 +210,19 @@ def test_summaries_fit_100_columns_and_label_their_figures(tmp_path):
     assert "constants: b=" not in k.stdout and "arithmetic: float64 midpoint-radius" in k.stdout
     assert rel.stdout.splitlines()[0].endswith("eps=1e-13 x max|K|") and "absolute" in rel.stdout
     assert "certified max radius" in model.stdout and "max |other - K| in [" in model.stdout
+
+
+def test_compare_passes_max_prec_to_the_tightening_run(tmp_path, monkeypatch):
+    from s4cert.certs import compare
+    out = tmp_path / "k.json"
+    assert run("kernel", "-L", "64", "--out", str(out), "--quiet").returncode == 0
+    mid = s4cert.load_kernel(out).to_numpy()[0]
+    seen = []
+
+    def again(kf, eps, max_prec=DEFAULT_MAX_PREC):
+        seen.append(max_prec)
+        raise CertificationError("stop")
+    monkeypatch.setattr(compare, "certify_kernel_again", again)
+    rep = compare.compare_with(out, mid, max_prec=321)   # the midpoints themselves: the radius bounds the error
+    assert seen == [321] and rep.tightened["reason"] == "stop"
+    assert "--max-prec" in " ".join(run("compare", "--help").stdout.split())

@@ -120,7 +120,7 @@ def test_an_error_far_above_the_radius_is_not_tightened(legs, tmp_path):
 def test_a_failed_certification_keeps_the_file_bounds(legs, monkeypatch):
     path, other, E, K = legs
 
-    def refuse(kf, eps):
+    def refuse(kf, eps, **options):
         raise CertificationError("precision limit reached")
     monkeypatch.setattr(compare, "certify_kernel_again", refuse)
     rep = compare_with(path, other)

@@ -28,7 +28,7 @@ from .certs.io.kernel_file import load_kernel, save_kernel
 from .certs.io.params import load_params
 from .certs.kernel import CertifiedKernel, certify_kernel
 from .certs.lmu_checkpoint import audit_lmu_checkpoint
-from . import examples, hippo
+from . import examples, hippo  # modules, as s4cert.examples and s4cert.hippo (not names in __all__)
 
 __version__ = "0.1.0"
 
@@ -36,5 +36,5 @@ __all__ = [
     "CertificationError", "CertifiedKernel", "DPLR", "ModelReport", "__version__", "audit_kernel_file",
     "audit_lmu_checkpoint",
     "certify_forward", "certify_kernel", "certify_model", "certify_module", "compare_with", "load_kernel", "load_params",
-    "examples", "hippo", "read_checkpoint", "save_kernel",
+    "read_checkpoint", "save_kernel",
 ]

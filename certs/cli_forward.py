@@ -67,7 +67,7 @@ def add_parser(sub, parser_class, positive_int, positive_number) -> None:
                    help="the recurrent outputs (step() from the zero state), time last")
     f.add_argument("--part", choices=PARTS, default="both", help="which outputs: the model's, the SSM parts, "
                    "or both (default)")
-    cli_options.add_eps(f, None, "1e-13 * max|y| per output array", "max|y| over the output arrays")
+    cli_options.add_eps(f, None, "1e-13 * max|y| per output array", "max|y| per output array")
     f.add_argument("--convolution", choices=CONVOLUTIONS, default="auto",
                    help="the causal convolutions: fft (a certified FFT convolution, exact integer parts "
                         "and small rests), direct (compensated direct sums), or auto (the cheaper, and the "

@@ -303,37 +303,36 @@ def _exponents(top: np.ndarray) -> np.ndarray:
     return np.where(top > 0, np.maximum(np.frexp(top)[1], _EXP_FLOOR), _EXP_FLOOR)
 
 
-def _slices(x: np.ndarray, e: np.ndarray, beta: int) -> list[np.ndarray]:
-    """x = s_1 + s_2 + s_3 + r exactly, s_a a multiple of 2^(e - a beta) with
-    |s_a| <= 2^(e - (a-1) beta) and |r| <= 2^(e - 3 beta - 1), for |x| < 2^e (``e``
-    broadcasts against x): s_a = fl(fl(r + c) - c), c = 1.5 2^(e - a beta + 52) (Lemma D7)."""
-    out, r = [], x
-    for a in (1, 2, 3):
-        c = np.ldexp(1.5, e - a * beta + 52)
-        s = (r + c) - c
-        out.append(s)
-        r = r - s
-    return out
+def _leading_slice(x: np.ndarray, e: np.ndarray, beta: int) -> tuple[np.ndarray, np.ndarray]:
+    """x = s + r exactly, s a multiple of 2^(e - beta) with |s| <= 2^e and |r| <= 2^(e - beta - 1),
+    for |x| < 2^e (``e`` broadcasts against x): s = fl(fl(x + c) - c), c = 1.5 2^(e - beta + 52)
+    (Lemma D7)."""
+    c = np.ldexp(1.5, e - beta + 52)
+    s = (x + c) - c
+    return s, x - s
 
 
 def exact_products(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``X @ Y`` for real float arrays X (batch, p, q), Y (batch, q, r): midpoints and a bound
-    per entry of their distance to the exact products, about u |X Y| plus 2^-60 of
-    ``q max_row|X| max_col|Y|`` (Lemma D7): each factor split into three slices whose
-    products BLAS sums exactly, six slice products kept.  ArithmeticError for an entry that
-    is not finite or above 2^400."""
+    per entry of their distance to the exact products, about u |X Y| plus
+    ``q 2^-beta gamma_q`` of ``max_row|X| max_col|Y|`` (Lemma D7): the leading slices' product
+    is exact on BLAS, the two products with a rest carry a rounding 2^-beta times smaller.
+    ArithmeticError for an entry that is not finite or above 2^400."""
     q = X.shape[-1]
     beta = slice_bits(q)
     ex = _exponents(np.max(np.abs(X), axis=-1, initial=0.0))        # (batch, p)
     ey = _exponents(np.max(np.abs(Y), axis=-2, initial=0.0))        # (batch, r)
-    xs, ys = _slices(X, ex[..., None], beta), _slices(Y, ey[..., None, :], beta)
-    P = lambda a, b: np.matmul(xs[a], ys[b])
-    t = (P(0, 1) + P(1, 0)) + ((P(0, 2) + P(1, 1)) + P(2, 0))
-    mid = P(0, 0) + t
-    # |exact - mid| <= u |mid| + q 2^(ex + ey) (5 2^-3beta + 5u (2^(1-beta) + 3 2^-2beta))
-    kappa = up(q * up(5 * 2.0 ** (-3 * beta) + up(5 * U * (2.0 ** (1 - beta) + 3 * 2.0 ** (-2 * beta)))))
+    x1, xr = _leading_slice(X, ex[..., None], beta)
+    y1, yr = _leading_slice(Y, ey[..., None, :], beta)
+    t = np.matmul(x1, yr)
+    t += np.matmul(xr, Y)
+    mid = np.matmul(x1, y1)
+    mid += t
+    # |exact - mid| <= u |mid| + kappa 2^(ex + ey) + 3 q 2^-1074, kappa = q 2^-beta (gamma_q + u (1 + gamma_q))
+    g = _gamma(q)
+    kappa = up(up(q * 2.0 ** -beta) * up(g + up(U * (1 + g))))
     scale = np.ldexp(1.0, ex[..., :, None] + ey[..., None, :])       # exact: -700 <= ex + ey <= 800
-    return mid, up(up(U * np.abs(mid)) + up(kappa * scale))
+    return mid, up(up(up(U * np.abs(mid)) + up(kappa * scale)) + 3 * q * 2.0 ** -1074)
 
 
 def _dd_table(power: Callable[[int], DD], step: int, count: int, first: DD) -> DD:
@@ -380,7 +379,7 @@ def vandermonde_tight(W: DD, S: DD, z: DD, L: int, factor: int = 2,
     entry (Lemma D8): the power tables of :func:`vandermonde_midrad` formed in double-double
     and rounded to float64 disks once, the real part of their product by
     :func:`exact_products`, and the tables' radii carried by one product of nonnegative
-    matrices.  ``W``, ``S``, ``z``: double-double disks (batch, n).  The radius is some
+    arrays per block.  ``W``, ``S``, ``z``: double-double disks (batch, n).  The radius is some
     ``2u sum_n |W S z^l| + u |K_l|`` where ``vandermonde_midrad``'s is some ``100u`` of the
     sum.  ``rows`` as there.  ArithmeticError or RangeError where a bound does not hold."""
     if factor not in (1, 2):
@@ -392,13 +391,14 @@ def vandermonde_tight(W: DD, S: DD, z: DD, L: int, factor: int = 2,
     a = disks_of(_dd_table(power, 1, T, W.mul(S)))                        # (batch, T, n): W S z^k
     b = disks_of(_dd_table(power, T, blocks, DD.exact(np.full((batch, n), float(factor)))))
     X = np.concatenate([b.mid.real, -b.mid.imag], axis=-1)               # (batch, blocks, 2n)
-    Y = np.swapaxes(np.concatenate([a.mid.real, a.mid.imag], axis=-1), 1, 2)   # (batch, 2n, T)
-    mid, rad = exact_products(X, Y)
-    # |K - Re sum mB mA| <= sum_n rB (|mA| + rA) + |mB| rA, a sum of 2n products of floats
-    # (Lemma 4 of proofs/outputs.md for BLAS): G <= (fl(G) + 2n 2^-1074) (1 + 2 gamma_2n)
-    mA, mB = modulus_upper(a.mid), modulus_upper(b.mid)
-    G = np.matmul(np.concatenate([b.rad, mB], axis=-1),
-                  np.swapaxes(np.concatenate([up(mA + a.rad), a.rad], axis=-1), 1, 2))
+    Y = np.ascontiguousarray(np.swapaxes(np.concatenate([a.mid.real, a.mid.imag], axis=-1), 1, 2))
+    mid, rad = exact_products(X, Y)                                      # (batch, blocks, T)
+    # |K - Re sum mB mA| <= sum_n rB (|mA| + rA) + |mB| rA <= G, per block with the largest
+    # |mA| + rA and rA over the block's k: a sum of 2n products of floats (Lemma 4 of
+    # proofs/outputs.md for BLAS), so G <= (fl(G) + 2n 2^-1074) (1 + 2 gamma_2n)
+    mA = up(modulus_upper(a.mid) + a.rad)
+    wA = np.concatenate([np.max(mA, axis=1), np.max(a.rad, axis=1)], axis=-1)      # (batch, 2n)
+    G = np.matmul(np.concatenate([b.rad, modulus_upper(b.mid)], axis=-1), wA[:, :, None])   # (batch, blocks, 1)
     G = up(up(G + 2 * n * 2.0 ** -1074) * up(1 + 2 * _gamma(2 * n)))
     rad = up(rad + G)
     mid_l = mid.reshape(batch, blocks * T)[:, :L]

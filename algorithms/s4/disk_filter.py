@@ -352,8 +352,9 @@ def filter_kernel_disks(disks: type, model: DPLR, step: Any, L: int, c_tilde: li
             mask[job.skip] = False
             h = of_balls([F.enclose(correction.value_at_minus_one(F, st.half_delta, st.Ct, st.m.B))])
             H = _set_at(H, job.skip, h, concat)
-        K = idft(H, M)[:L]
         bounds = constant_bounds(blocks, Winv, mask, r)
+        del blocks, Winv              # before the transform: the peak memory is the sums' and H's
+        K = idft(H, M)[:L]
     except RangeError as e:
         return undecided(f"{name.split(' midpoint')[0]} disks: {e}")
     A_wt = {key: float(sum_upper(float(np.sum(w.abs_upper())), len(w))) if len(w) else 0.0

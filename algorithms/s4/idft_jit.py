@@ -12,13 +12,14 @@ up, _ = compiled_rounding()
 @jit
 def stages(xr, xi, E, A, wr, wi, t, skip_first):  # pragma: no cover (compiled)
     """Rows of bit-reversed midpoints (xr, xi: K x M), their bounds E (zeros) and |x|_1 (A),
-    transformed in place; wr, wi, t: per stage s (size 2^(s+1)) the twiddles' parts and
-    bounds at j < size/2 (rows of a (log2 M) x M/2 array).  ``skip_first``: the first
+    transformed in place; wr, wi, t: the twiddles' parts and bounds of the last stage
+    (M/2 entries), stage ``size`` reading entry j (M/size).  ``skip_first``: the first
     stage's twiddle is exactly 1 and its products are skipped (p = o)."""
     K, M = xr.shape
     size, s = 2, 0
     while size <= M:
         half = size // 2
+        stride = M // size
         for row in range(K):
             ar, ai, e_, a_ = xr[row], xi[row], E[row], A[row]
             for b in range(0, M, size):
@@ -28,12 +29,12 @@ def stages(xr, xi, E, A, wr, wi, t, skip_first):  # pragma: no cover (compiled)
                     if s == 0 and skip_first:
                         pr, pi = orr, oi
                     else:
-                        c, d = wr[s, j], wi[s, j]
+                        c, d = wr[j * stride], wi[j * stride]
                         pr = c * orr - d * oi
                         pi = c * oi + d * orr
                     ur, ui = er + pr, ei + pi
                     vr, vi = er - pr, ei - pi
-                    o1 = a_[hi] * t[s, j]
+                    o1 = a_[hi] * t[j * stride]
                     o1 = o1 + e_[lo]
                     o1 = o1 + e_[hi]
                     an_lo = abs(ur) + abs(ui)

@@ -137,9 +137,12 @@ _TWIDDLES: list = []     # (M, Z.mid, Z.rad, twiddles): the last few, reused for
 
 
 def _twiddles(M: int, Z: MR) -> tuple:
-    """Per stage (size 2^(s+1)) the twiddles conj(z_(jM/size)) and their bounds t_j, as
-    ``idft_midrad_rows`` forms them, in rows of (log2 M) x M/2 arrays; and whether the
-    first stage's twiddle is exactly 1.  Reused while the same root disks come back."""
+    """The twiddles conj(z_j) (j < M/2) and their bounds t_j, as ``idft_midrad_rows`` forms
+    them for the last stage, and whether the first stage's twiddle is exactly 1.  Stage
+    ``size`` reads entry j (M/size) of these: its twiddle conj(z_(jM/size)) and bound are
+    formed entry by entry by the same operations, and its exact ones (j = 0, and
+    j = size/4 where conj z = i) are the last stage's (j = 0, M/4), so one row of M/2
+    serves every stage.  Reused while the same root disks come back."""
     for m, zm, zr, out in _TWIDDLES:
         if m == M and np.array_equal(zm, Z.mid) and np.array_equal(zr, Z.rad):
             return out
@@ -149,23 +152,15 @@ def _twiddles(M: int, Z: MR) -> tuple:
 
 
 def _form_twiddles(M: int, Z: MR) -> tuple:
-    stages = max(1, M.bit_length() - 1)
-    wr, wi, t = np.zeros((stages, max(1, M // 2))), np.zeros((stages, max(1, M // 2))), np.zeros((stages, max(1, M // 2)))
-    size, s, first_one = 2, 0, False
-    while size <= M:
-        half = size // 2
-        idx = np.arange(half) * (M // size)
-        w = np.conj(Z.mid[idx])
-        tt = up(up(2.01 * U * up(np.abs(w.real) + np.abs(w.imag))) + Z.rad[idx])
-        if w[0] == 1:
-            tt[0] = 0.0
-        if size >= 4 and w[size // 4] == 1j:
-            tt[size // 4] = 0.0
-        if size == 2:
-            first_one = bool(w[0] == 1)
-        wr[s, :half], wi[s, :half], t[s, :half] = w.real, w.imag, tt
-        size, s = size * 2, s + 1
-    return wr, wi, t, first_one
+    if M < 2:
+        return np.zeros(1), np.zeros(1), np.zeros(1), False
+    w = np.conj(Z.mid[:M // 2])
+    tt = up(up(2.01 * U * up(np.abs(w.real) + np.abs(w.imag))) + Z.rad[:M // 2])
+    if w[0] == 1:
+        tt[0] = 0.0
+    if M >= 4 and w[M // 4] == 1j:
+        tt[M // 4] = 0.0
+    return np.ascontiguousarray(w.real), np.ascontiguousarray(w.imag), tt, bool(w[0] == 1)
 
 
 def _compiled_rows(Hmid: np.ndarray, Hrad: np.ndarray, Z: MR, per_entry: bool) -> tuple:

@@ -206,7 +206,7 @@ def test_no_fused_multiply_add_in_the_loops():
     from s4cert.algorithms.s4 import idft_jit, transfer_jit
     n, M = 6, 8
     c, r, b = np.ones(n, dtype=complex), np.ones(n), np.zeros(n, dtype=bool)
-    x, w = np.ones((2, M)), np.ones((3, M // 2))
+    x, w = np.ones((2, M)), np.ones(M // 2)
     asms = [_fresh_asm(transfer_jit.transfer, *([r] * 15), b, r.copy(), r.copy(), r.copy()),
             _fresh_asm(idft_jit.load, np.ones((2, M), dtype=complex), np.arange(M), x.copy(), x.copy(), x.copy()),
             _fresh_asm(idft_jit.stages, x.copy(), x.copy(), x.copy(), x.copy(), w, w, w, True),

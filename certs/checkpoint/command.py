@@ -114,8 +114,9 @@ def cmd_model(args, number) -> int:
             line += f"status ok, certified max radius {k.max_rad:.3e} <= eps {k.eps:.3e}"
             if "compare" in k.info:
                 (lo, hi), (rlo, rhi) = k.info["compare"]["max_error"], k.info["compare"]["relative"]
-                line += f"; max |other - K| in [{lo:.6e}, {hi:.6e}], relative to max|K| in [{rlo:.6e}, {rhi:.6e}]"
+                line += (f"\n  max |other - K| in [{lo:.6e}, {hi:.6e}]"
+                         f"\n  relative to max|K| in [{rlo:.6e}, {rhi:.6e}]")
         else:
             line += f"not certified: {with_flags(str(k.reason), args.max_prec)}"
-        print(cli_options.fit(line))
+        print("\n".join(cli_options.fit(part) for part in line.split("\n")))
     return 0 if report.ok else 1

@@ -27,7 +27,6 @@ from .cli_run import one_line_error, s4cert as run
 DATA = Path(__file__).resolve().parents[1] / "data" / "s4-checkpoints"
 A05 = DATA / "a05_s4d_minimal.pt"
 A01 = DATA / "a01_s4block_nplr_legs_nssm1"
-FIXTURES = Path("/work/shared/fixtures/s4-checkpoints")
 
 
 # -- one max_prec default ---------------------------------------------------------------
@@ -181,8 +180,7 @@ def test_reasons_name_the_argument_and_the_option_at_the_source():
 
 @pytest.mark.parametrize("name", ["a01_s4block_nplr_legs_nssm1.json", "a01_s4block_nplr_legs_nssm1.outputs.json"])
 def test_model_names_a_checkpoint_description_and_its_checkpoint(name):
-    path = FIXTURES / name if (FIXTURES / name).exists() else DATA / name
-    line = one_line_error(run("model", str(path)))
+    line = one_line_error(run("model", str(DATA / name)))
     assert "not a checkpoint" in line and "description" in line and "a01_s4block_nplr_legs_nssm1.pt" in line
 
 

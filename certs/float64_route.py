@@ -110,18 +110,19 @@ def td_box_radii(disks) -> np.ndarray:
     return up(1.4143 * half)
 
 
-def _c_tilde(model, step, L, c_tilde, prec: int = FLOAT64_SETUP_PREC, eps: Any = None) -> tuple[Any, str, float]:
-    """C~ as supplied, or formed in balls at ``prec`` bits: (C~, why not, seconds).  With
+def _c_tilde(model, step, L, c_tilde, prec: int = FLOAT64_SETUP_PREC, eps: Any = None) -> tuple[Any, str, float, str]:
+    """C~ as supplied, or formed in balls at ``prec`` bits: (C~, why not, seconds, the method
+    that formed it, ``c_tilde.c_tilde``'s ``info["method"]``).  With
     ``eps``, by float64 squarings with a certified bound where the model is dissipative and
     the radius fits the kernel's budget ("contractive-squaring"), else by C_TILDE_METHOD."""
     t = time.perf_counter()
     if c_tilde is not None:
-        return c_tilde, "", 0.0
+        return c_tilde, "", 0.0, "supplied"
     res = form_c_tilde(BallField(prec), model, step, next_power_of_two(L),
                        method=C_TILDE_METHOD if eps is None else "contractive-squaring", kernel_eps=eps)
     if not res.ok:
-        return None, f"G not certified invertible at {prec} bits", 0.0
-    return res.value, "", time.perf_counter() - t
+        return None, f"G not certified invertible at {prec} bits", 0.0, ""
+    return res.value, "", time.perf_counter() - t, res.info.get("method", C_TILDE_METHOD)
 
 
 def _worst(radii: np.ndarray) -> float:
@@ -241,8 +242,8 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
     def c_tilde_at(prec: int) -> tuple[Any, str]:
         nonlocal t_ct
         if prec not in formed:
-            ct, why, t = _c_tilde(model, step, L, c_tilde, prec, eps)
-            formed[prec] = (ct, why)
+            ct, why, t, method = _c_tilde(model, step, L, c_tilde, prec, eps)
+            formed[prec] = (ct, why, method)
             t_ct += t
         return formed[prec]
 
@@ -260,12 +261,13 @@ def disk_routes(arithmetic: str, model, step, L, eps: Fraction, c_tilde, excepti
                 and Fraction(previous[1]) * Fraction(1, 2 ** (route.reach_bits - previous[0].reach_bits)) > eps:
             tried.append(f"{name}: skipped ({previous[0].name} radius {previous[1]:.3g}; eps far below its reach)")
             continue
-        ct, why = c_tilde_at(route.setup_prec)
+        ct, why, method = c_tilde_at(route.setup_prec)
         if ct is None:
             return None, t_ct, tried + [f"C~: {why}"]
         progress(f"filter on {name} disks")
         res, why, worst = _run(route, model, step, L, eps, ct, exceptional, decide_g=c_tilde is not None)
         if res is not None:
+            res.info["c_tilde_method"] = method
             return res, t_ct, tried
         tried.append(f"{name}: {why}")
         previous = (route, worst)

@@ -198,7 +198,7 @@ def certify_kernel(model: DPLR, step: Any, L: int, eps: Any, mode: str = "ball",
                 certificate["float64_route"] = "tried first, not certified: " + "; ".join(tried)
             mid, rad, disk_balls = disk_kernel(res_d)
             cnt = kernel_counts(model, step, L, res_d.info["exceptional"], counts, "direct", None)
-            _finish(certificate, t0, c_tilde, M, t_ct)
+            _finish(certificate, t0, c_tilde, M, t_ct, res_d.info.get("c_tilde_method", "dense-squaring"))
             return CertifiedKernel(mid, rad, "ok", certificate, cnt, problem, balls=disk_balls,
                                    inputs=(model, step, c_tilde))
         check_g()
@@ -273,15 +273,26 @@ def _route_record(info: dict, sum_eps: float | None) -> dict:
     return out
 
 
-def _finish(certificate: dict, t0: float, c_tilde: Any, M: int, c_tilde_seconds: float) -> None:
+def _finish(certificate: dict, t0: float, c_tilde: Any, M: int, c_tilde_seconds: float,
+            c_tilde_method: str = "dense-squaring") -> None:
     """Add the run's seconds and, when C~ was formed here, how (``c_tilde``)."""
     certificate["seconds"] = round(time.perf_counter() - t0, 6)
     if c_tilde is None:
-        certificate["c_tilde"] = _c_tilde_record(M, c_tilde_seconds)
+        certificate["c_tilde"] = _c_tilde_record(M, c_tilde_seconds, c_tilde_method)
 
 
-def _c_tilde_record(M: int, seconds: float) -> dict:
+#: how each method of ``c_tilde.c_tilde`` forms C~, as the certificate says it
+_C_TILDE_TEXT = {
+    "dense-squaring": "ball solve with G, then log2(M) squarings of Abar",
+    "structured-squaring": "Abar by the structured ball solver, then log2(M) squarings",
+    "adjoint-steps": "M steps of Abar* through the structured ball solver",
+    "contractive-squaring": "float64 solve and log2(M) squarings of Abar with a certified 2-norm error bound "
+                            "(a dissipative model; proofs/c_tilde_contractive.md), as balls",
+}
+
+
+def _c_tilde_record(M: int, seconds: float, method: str = "dense-squaring") -> dict:
     """How C~ was formed (when not supplied), for the certificate."""
-    return {"formed": True, "method": "ball solve with G, then log2(M) squarings of Abar",
+    return {"formed": True, "method": _C_TILDE_TEXT.get(method, method),
             "counted_with_filter": False, "seconds": round(seconds, 6),
             "matrix_products": (M - 1).bit_length() + bin(M).count("1") - 1}

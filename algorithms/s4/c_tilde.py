@@ -25,6 +25,7 @@ from typing import Any
 from ...arith import BallField, check_power_of_two
 from ..linalg import conj_transpose, solve
 from ..result import Result, Status, undecided
+from .bilinear_map import half_step
 from .c_tilde_contractive import contractive_c_tilde, kernel_radius_budget
 from .dplr import DPLR, in_field, read_step
 from .solver import bilinear, structured_solver
@@ -46,7 +47,7 @@ def _abar(F, model: DPLR, step, method: str) -> Result:
         res = bilinear(F, model, step, method="dense")
         return Result(Status.OK, res.value[0]) if res.ok else res
     A = model.dense_A(F)
-    alpha = F.div(read_step(F, step), F.const(2))
+    alpha = half_step(F, read_step(F, step))
     N = model.N
     one, zero = F.one(), F.zero()
     G = [[F.sub(one if i == j else zero, F.mul(alpha, A[i][j])) for j in range(N)] for i in range(N)]

@@ -31,6 +31,7 @@ from flint import acb, arb, ctx
 
 from ...arith import BallField
 from ...arith.ball import float_upper
+from .bilinear_map import half_step
 from .dplr import DPLR
 
 #: the unit roundoff of float64
@@ -126,7 +127,7 @@ def _step_bounds(F: BallField, step: Any) -> tuple[float, float] | None:
     s = F.from_number(step)
     if not (s.imag == 0) or not (s.real > 0):
         return None
-    half = s / 2
+    half = half_step(F, s)
     h = float(half.real.mid())
     with ctx.workprec(64):
         return h, float_upper(abs(half - acb(h)))

@@ -172,3 +172,14 @@ def test_triple_double_kernel_file_is_audited(tmp_path):
     assert load_kernel(path).digest_ok
     report = audit_kernel_file(path)
     assert report.ok, report
+
+
+def test_the_certificate_names_how_c_tilde_was_formed():
+    """The certificate says which method formed C~: the float64 squarings with a certified
+    bound for a dissipative LegS model over many steps, the dense ball squarings for LegT
+    (not dissipative in its stored form), and nothing formed when C~ is supplied."""
+    from s4cert.algorithms.models.hippo_dplr import dplr as hippo_dplr
+    legs = certify_kernel(hippo_dplr("legs", 16), Fraction(1, 100), 4096, Fraction(1, 10 ** 12))
+    assert legs.certificate["c_tilde"]["method"].startswith("float64 solve and log2(M) squarings")
+    legt = certify_kernel(hippo_dplr("legt", 8, theta=1), Fraction(1, 100), 64, Fraction(1, 10 ** 12))
+    assert legt.certificate["c_tilde"]["method"] == "ball solve with G, then log2(M) squarings of Abar"

@@ -128,7 +128,7 @@ def _kernel_parser(sub) -> None:
                        description="Certify the S4 convolution kernel K_0 .. K_{L-1} of a DPLR model: "
                                    "every K_j lies within rad_j <= eps of a stored midpoint.")
     src = k.add_mutually_exclusive_group()
-    src.add_argument("--params", metavar="FILE", help="parameter file (.npz or .json; see the README)")
+    src.add_argument("--params", metavar="FILE", help="parameter file (.npz or .json; its format: docs/formats.md)")
     src.add_argument("--hippo", choices=["legs", "legt", "lagt"], help="a certified HiPPO DPLR model")
     k.add_argument("-N", type=_positive_int, help="state size (--hippo, or the built-in model; default 8)")
     k.add_argument("--theta", type=_positive_number, default=None, help="--hippo legt: window length (default 1)")

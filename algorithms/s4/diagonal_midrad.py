@@ -243,19 +243,8 @@ def dd_powers(z: DD) -> Callable[[int], MR]:
     squarings ``z^(2^j)`` over the bits of e (squarings cached), converted once.  Each
     squaring (``DD.square``) and product (``DD.mul``) encloses its result for every point of
     its operands' disks, so the disks hold for every point of z's."""
-    squares = [z]
-
-    def power(e: int) -> MR:
-        if e < 1:
-            raise ValueError("power: e >= 1")
-        while (1 << len(squares)) <= e:
-            squares.append(squares[-1].square())
-        acc = None
-        for j in range(e.bit_length()):
-            if e >> j & 1:
-                acc = squares[j] if acc is None else acc.mul(squares[j])
-        return disks_of(acc)
-    return power
+    dd_power = _dd_power(z)
+    return lambda e: disks_of(dd_power(e))
 
 
 def diagonal_terms_arrays(F, lam: DD, dt: DD, B: DD, C: DD, L: int, disc: str,
@@ -363,6 +352,8 @@ def _dd_power(z: DD) -> Callable[[int], DD]:
     squares = [z]
 
     def power(e: int) -> DD:
+        if e < 1:
+            raise ValueError("power: e >= 1")
         while (1 << len(squares)) <= e:
             squares.append(squares[-1].square())
         acc = None

@@ -11,6 +11,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 
 from ..algorithms.models.lmu_audit import lmu_audit
 from . import limits
+from .cli_options import add_max_prec
 from .errors import CertificationError
 from .io.atomic import check_targets
 from .lmu_checkpoint import (LEARNED_CRITERION, Interval, LMUCheckpointReport, audit_lmu_checkpoint,
@@ -43,6 +44,7 @@ def add_parser(sub, json_flag, force_flag, positive_int, positive_number) -> Non
                         "<prefix>rad float64 arrays [memory_size, length]")
     m.add_argument("--out", metavar="REPORT.json", default=None,
                    help="--checkpoint: write the report (s4cert.lmu-audit/1)")
+    add_max_prec(m, "--checkpoint: ")
     json_flag(m)
     force_flag(m)
 
@@ -83,7 +85,7 @@ def _checkpoint(args, number, print_json) -> int:
     sizes = [(m.memory_size, (m.seq_len or 0) + L) for m, L in zip(plan.modules, plan.lengths)]
     limits.check(limits.lmu_estimate(max(n for n, _ in sizes), sum(L for _, L in sizes)), args.force)
     try:
-        report = audit_lmu_checkpoint(plan)
+        report = audit_lmu_checkpoint(plan, max_prec=args.max_prec)
     except CertificationError as e:
         print(f"s4cert: not certified: {e}", file=sys.stderr)
         return 1

@@ -65,9 +65,10 @@ def add_eps(p: argparse.ArgumentParser, default: str | None, default_text: str, 
                         f"radius is below eps times the true {scale.split(' per ')[0]})")
 
 
-def add_max_prec(p: argparse.ArgumentParser) -> None:
+def add_max_prec(p: argparse.ArgumentParser, applies: str = "") -> None:
+    """``--max-prec`` (``applies``: a prefix saying where it applies, e.g. "--checkpoint: ")."""
     p.add_argument("--max-prec", type=positive_int, default=DEFAULT_MAX_PREC,
-                   help=f"ball precision limit in bits: runs stop at the precision eps needs, and are "
+                   help=f"{applies}ball precision limit in bits: runs stop at the precision eps needs, and are "
                         f"refused past this limit (default {DEFAULT_MAX_PREC})")
 
 

@@ -38,6 +38,7 @@ from ..arith.ball import float_lower, float_upper
 from .checkpoint.reader import Checkpoint, read_checkpoint
 from .checkpoint.runner import npz_bytes
 from .errors import CertificationError
+from .kernel import DEFAULT_MAX_PREC
 from .io.atomic import atomic_write
 
 FORMAT = "s4cert.lmu-audit/1"
@@ -56,7 +57,7 @@ DEFAULT_LENGTH = 1000
 #: every interval is at most 1/TIGHTNESS of its lower end wide
 TIGHTNESS = 1000
 START_PREC = 128
-MAX_PREC = 4096
+MAX_PREC = DEFAULT_MAX_PREC
 
 
 # -- finding the modules ---------------------------------------------------------------------
@@ -345,7 +346,8 @@ def audit_module(mod: LMUModule, tensors: dict, theta: Fraction, length: int,
         if prec * 2 > max_prec:
             what = ("cannot tell whether A and B are the float32 rounding of the ZOH matrices"
                     if buffers is None else "the intervals are not 1/1000 of their values wide")
-            raise CertificationError(f"{mod.label}: {what} at {prec} bits", status="precision-limit")
+            raise CertificationError(f"{mod.label}: {what} at {prec} bits; raise max_prec (--max-prec)",
+                                     status="precision-limit")
         prec *= 2
     learned = buffers["A"].learned or buffers["B"].learned
     mid, rad, source = _impulse(mod, tensors, theta, length, learned, enc)
@@ -384,7 +386,8 @@ class LMUCheckpointReport:
             atomic_write(items)
 
 
-def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None) -> LMUCheckpointReport:
+def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None, *,
+                         max_prec: int = MAX_PREC) -> LMUCheckpointReport:
     """Audit every LMU module of the checkpoint at ``path`` (see the module documentation).
 
     ``theta``: the LMU window (a number read exactly); default: the file's
@@ -392,7 +395,7 @@ def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None
     seq_len, else 1000).  ``path`` may also be what :func:`read_lmu_checkpoint` returned (its
     theta and lengths are then used).  ValueError (one line) for an unreadable file, no LMU module, a
     missing or contradicted theta; CertificationError if the intervals cannot be made
-    tight within MAX_PREC bits.
+    tight within ``max_prec`` bits (default, as for every command, 65536).
 
     >>> import os, tempfile
     >>> from s4cert.algorithms.models.lmu_memory import state_space_matrices
@@ -409,7 +412,7 @@ def audit_lmu_checkpoint(path: Any, theta: Any = None, length: int | None = None
     plan = path if isinstance(path, LMUCheckpoint) else read_lmu_checkpoint(path, theta, length)
     report = LMUCheckpointReport(plan.path)
     for mod, L in zip(plan.modules, plan.lengths):
-        report.modules.append(audit_module(mod, plan.tensors, plan.theta, L))
+        report.modules.append(audit_module(mod, plan.tensors, plan.theta, L, max_prec))
     return report
 
 

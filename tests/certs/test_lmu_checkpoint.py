@@ -296,3 +296,18 @@ def test_command_refusals_one_line_exit_2(tmp_path):
     for args, needle in cases:
         assert needle in one_line_error(s4cert("lmu-audit", *args)), args
 
+
+
+def test_max_prec_limits_the_audit(monkeypatch):
+    """``max_prec`` (``--max-prec``) reaches the precision loop: the fixture's audit is tight
+    at the first precision, so a limit of 128 bits certifies it; asked for intervals far
+    tighter than 128 bits give, the same limit refuses, naming the option."""
+    from s4cert.certs import lmu_checkpoint
+    from s4cert.certs.errors import CertificationError
+    f = Path(__file__).resolve().parents[1] / "data" / "lmu-checkpoints" / "lmu01_lmufft_d16_theta100.pt"
+    report = audit_lmu_checkpoint(f, theta=100, max_prec=128)
+    assert [m.precision for m in report.modules] == [128]
+    monkeypatch.setattr(lmu_checkpoint, "TIGHTNESS", 10 ** 40)
+    with pytest.raises(CertificationError, match="--max-prec") as e:
+        audit_lmu_checkpoint(f, theta=100, max_prec=128)
+    assert e.value.status == "precision-limit"

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from flint import acb, arb, ctx
 
-from ...arith import BallField
+from ...arith import BallField, fpenv
 from ...arith.ball import float_upper
 from .bilinear_map import half_step
 from .dplr import DPLR
@@ -40,9 +40,10 @@ U = 2.0 ** -53
 TINY = 2.0 ** -480
 
 
-def _up(x: float, k: float = 4.0) -> float:
-    """x (a float computed by at most a few roundings) raised past the rounding:
-    x + |x| k u + the least normal float."""
+def _up(x: float, k: float = 8.0) -> float:
+    """x (a float computed from nonnegative upper bounds by at most six roundings to
+    nearest, or by one rounding of a signed value) raised past the roundings:
+    x + |x| k u + the least normal float (proofs/c_tilde_contractive.md §1)."""
     return x + abs(x) * (k * U) + 2.0 ** -1022
 
 
@@ -191,6 +192,8 @@ def contractive_c_tilde(F: BallField, model: DPLR, step: Any, M: int, max_radius
     positive, a non-finite value) or the added radius exceeds ``max_radius``."""
     if M < 1 or M & (M - 1):
         raise ValueError(f"M must be a power of two, got {M!r}")
+    if not fpenv.probe().ok:           # every bound here assumes round-to-nearest, gradual underflow
+        return None
     sb = _step_bounds(F, step)
     if sb is None:
         return None

@@ -163,3 +163,16 @@ def test_float64_route_kernel_with_the_contractive_c_tilde_holds_the_ball_kernel
     assert ref.status == "ok"
     for m, r, mb, rb in zip(ck.mid.tolist(), ck.rad.tolist(), ref.mid.tolist(), ref.rad.tolist()):
         assert (abs(acb(mb) - acb(m)) + arb(rb)).upper() <= arb(r)  # the ball disk inside ours
+
+
+def test_a_broken_floating_point_environment_falls_back(monkeypatch):
+    """Where the probe finds another rounding mode or flushed subnormals, the float64 bounds
+    do not hold: the method refuses and the dense ball route forms C~."""
+    from s4cert.arith import fpenv
+    step = Fraction(1, 4)
+    good = dissipative_dplr(3, 4, 1, step)
+    assert cc.contractive_c_tilde(F, good, step, 8, 1.0) is not None
+    monkeypatch.setattr(fpenv, "probe", lambda: fpenv.FPEnv(False, ("tie_down",)))
+    assert cc.contractive_c_tilde(F, good, step, 8, 1.0) is None
+    res = c_tilde(F, good, step, 8, method="contractive-squaring", max_radius=1.0)
+    assert res.info["method"] == "dense-squaring"

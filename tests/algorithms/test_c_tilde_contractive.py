@@ -176,3 +176,25 @@ def test_a_broken_floating_point_environment_falls_back(monkeypatch):
     assert cc.contractive_c_tilde(F, good, step, 8, 1.0) is None
     res = c_tilde(F, good, step, 8, method="contractive-squaring", max_radius=1.0)
     assert res.info["method"] == "dense-squaring"
+
+
+def test_dissipative_models_with_p_unlike_q_contained():
+    """P != Q: A + A* <= (2 max Re lambda + ||P - Q||_F^2 / 2) I, so a model whose real parts
+    lie below -||P - Q||_F^2 / 4 is dissipative and certified; 12 such models, all certified
+    and contained in the dense route's balls at 2000 bits (tight enough to lie inside)."""
+    certified = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        step = Fraction(1, 1 + seed % 4)
+        base = dissipative_dplr(seed, 2 + seed % 5, 1 + seed % 2, step)
+        Q = [[(re + Fraction(rng.randint(-4, 4), 8), im + Fraction(rng.randint(-4, 4), 8)) for re, im in row]
+             for row in base.P]
+        d2 = sum((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 for rp, rq in zip(base.P, Q) for p, q in zip(rp, rq))
+        lam = [(re - d2 / 4 - Fraction(1, 8), im) for re, im in base.Lambda]
+        model = DPLR(lam, base.P, base.B, base.C, Q=Q)
+        M = 2 ** (seed % 7)
+        ct = cc.contractive_c_tilde(F, model, step, M, 1.0)
+        if ct is not None:
+            certified += 1
+            assert _contains_reference(ct, model, step, M, BallField(2000))
+    assert certified == 12

@@ -36,7 +36,7 @@ from ...arith import BallField, fpenv
 from ...arith.ball import float_upper
 from ..errors import CertificationError
 from ..io.numbers import arb_parts, rational_string
-from ..kernel import certify_kernel
+from ..kernel import DEFAULT_MAX_PREC, certify_kernel
 from .compare import float_up
 from .dplr_float64 import dplr_float64_module
 from .layouts import KernelModule
@@ -47,7 +47,6 @@ FLOAT64_ARITHMETIC = "float64 midpoint-radius"
 #: relative accuracy asked for when no eps is given: eps = DEFAULT_REL_EPS * max|K|
 DEFAULT_REL_EPS = 1e-13
 START_PREC = 96
-DEFAULT_MAX_PREC = 4096
 #: bits of a DPLR kernel's ball inputs beyond log2(max|K|/eps) (``input_prec``)
 INPUT_GUARD_BITS = 128
 

@@ -22,6 +22,7 @@ bitwise with the numpy form, so a change here closes that gate until the twin fo
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,6 @@ def beta(F: Any, z: Any, two: Any = None) -> Any:
 
 def betas(F: Any, zs: list) -> list:
     """beta over a vector of points, (1/2)(1 + z): one scaling by the exact 1/2."""
-    from fractions import Fraction
     return F.vec_scale(F.const(Fraction(1, 2)), F.vec_shift(F.one(), zs))
 
 
